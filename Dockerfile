@@ -1,0 +1,32 @@
+# RNN Lab in a container. CPU build of PyTorch by default; for an NVIDIA GPU host build with
+#   --build-arg PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cu128
+# and run with --gpus all (see README).
+FROM python:3.11-slim
+
+# Standard pip settings, so the image also builds behind a package mirror. The default extra index
+# serves PyTorch's CPU wheels (2.13.0+cpu outranks PyPI's CUDA build of 2.13.0).
+ARG PIP_INDEX_URL
+ARG PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cpu
+ARG PIP_FIND_LINKS
+ARG PIP_TRUSTED_HOST
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    RNNLAB_CACHE_DIR=/home/rnnlab/.cache/rnnlab
+
+RUN useradd --create-home --uid 10001 rnnlab
+WORKDIR /app
+
+COPY requirements.txt .
+RUN pip install -r requirements.txt
+
+COPY --chown=rnnlab:rnnlab . .
+USER rnnlab
+
+EXPOSE 8501
+HEALTHCHECK --interval=10s --timeout=5s --start-period=20s --retries=3 \
+  CMD python -c "import urllib.request,sys; sys.exit(0 if urllib.request.urlopen('http://127.0.0.1:8501/_stcore/health', timeout=4).read() == b'ok' else 1)"
+
+CMD ["python", "-m", "streamlit", "run", "app.py", "--server.address=0.0.0.0", "--server.port=8501", "--server.headless=true"]

@@ -1,0 +1,19 @@
+"""RNN Lab: navigation and shared page setup. Each lab lives in pages/, all computation in core/."""
+import streamlit as st
+
+from core import __version__
+from ui.common import LABS
+from ui.sidebar import device_label
+
+st.set_page_config(page_title="RNN Lab", page_icon="🔁", layout="wide",
+                   menu_items={"About": f"RNN Lab {__version__}: an interactive lab for recurrent neural networks."})
+
+home = st.Page("pages/home.py", title="Home", icon="🏠", default=True)
+labs = [st.Page(lab.path, title=lab.title, icon=lab.icon) for lab in LABS]
+nav = st.navigation({"RNN Lab": [home], "Labs": labs})
+
+with st.sidebar:
+    st.caption(f"Training device: **{device_label()}**")
+    st.caption(f"RNN Lab v{__version__}")
+
+nav.run()

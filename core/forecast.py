@@ -1,0 +1,124 @@
+"""Autoregressive forecasting of a noisy sine (D2L, section "Working with Sequences").
+
+x_t = sin(0.01 t) + eps_t for t = 1..T. An AR(tau) model with a bias predicts x_t from the tau
+previous values; it is fitted by linear least squares in closed form. Feeding the model its own
+predictions gives k-step-ahead forecasts, whose error grows with k.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from core.checks import check_finite_array, check_int, check_real
+
+MAX_T = 100_000
+
+
+@dataclass(frozen=True)
+class ARModel:
+    """x_hat_t = weights . (x_{t-tau}, ..., x_{t-1}) + bias (weights[0] multiplies the oldest value)."""
+
+    weights: np.ndarray
+    bias: float
+
+    @property
+    def tau(self) -> int:
+        return int(self.weights.shape[0])
+
+
+def make_series(T: int = 1000, noise: float = 0.2, seed: int = 0) -> np.ndarray:
+    """The series x_t = sin(0.01 t) + N(0, noise^2), t = 1..T, as a float64 array of length T."""
+    T = check_int("T", T, 10, MAX_T)
+    noise = check_real("noise", noise, 0.0, 10.0)
+    seed = check_int("seed", seed, 0, 2**32 - 1)
+    t = np.arange(1, T + 1, dtype=np.float64)
+    rng = np.random.default_rng(seed)
+    return np.sin(0.01 * t) + noise * rng.standard_normal(T)
+
+
+def lag_matrix(x: np.ndarray, tau: int) -> tuple[np.ndarray, np.ndarray]:
+    """Features (rows x[i-tau:i]) and labels x[i] for every i = tau..len(x)-1."""
+    x = check_finite_array("x", x, ndim=1)
+    tau = check_int("tau", tau, 1, max(1, len(x) - 1))
+    n = len(x) - tau
+    features = np.lib.stride_tricks.sliding_window_view(x, tau)[:n]
+    return np.ascontiguousarray(features), x[tau:].copy()
+
+
+def fit_ar(x: np.ndarray, tau: int = 4, n_train: int = 600) -> ARModel:
+    """Least-squares AR(tau) with bias on the windows whose label lies in x[:n_train]."""
+    x = check_finite_array("x", x, ndim=1)
+    n_train = check_int("n_train", n_train, 2, len(x), what="the series length")
+    tau = check_int("tau", tau, 1, 10_000)
+    if tau >= n_train:
+        raise ValueError(f"tau ({tau}) must be smaller than n_train ({n_train}): "
+                         "each training example needs tau earlier values inside the training range.")
+    n_windows = n_train - tau
+    if n_windows < tau + 1:
+        raise ValueError(f"Only {n_windows} training windows for {tau + 1} unknowns (tau weights and a bias): "
+                         f"make n_train at least {2 * tau + 1} or tau smaller.")
+    features, labels = lag_matrix(x[:n_train], tau)
+    design = np.hstack([features, np.ones((n_windows, 1))])
+    solution, *_ = np.linalg.lstsq(design, labels, rcond=None)
+    return ARModel(weights=solution[:-1].copy(), bias=float(solution[-1]))
+
+
+def predict_k_step(model: ARModel, x: np.ndarray, k: int) -> np.ndarray:
+    """k-step-ahead forecasts: entry i predicts x[i] from x[:i-k+1] only, feeding back k-1 predictions.
+
+    Entries with i < tau + k - 1 have no forecast and are NaN. k = 1 gives one-step predictions.
+    """
+    x = check_finite_array("x", x, ndim=1)
+    tau = model.tau
+    k = check_int("k", k, 1, 10_000)
+    if len(x) < tau + k:
+        raise ValueError(f"The series has {len(x)} points; a {k}-step forecast with tau = {tau} needs at least {tau + k}.")
+    n = len(x) - tau - k + 1
+    buf = np.empty((n, tau + k))
+    buf[:, :tau] = np.lib.stride_tricks.sliding_window_view(x, tau)[:n]
+    for s in range(k):
+        buf[:, tau + s] = buf[:, s:s + tau] @ model.weights + model.bias
+    out = np.full(len(x), np.nan)
+    out[tau + k - 1:] = buf[:, -1]
+    return out
+
+
+def mse_by_horizon(model: ARModel, x: np.ndarray, max_k: int = 64, start: int = 0) -> np.ndarray:
+    """Mean squared error of the k-step forecasts for k = 1..max_k (entry k-1).
+
+    Every horizon is scored on the same targets x[i], i >= max(start, tau + max_k - 1), so the
+    curve compares like with like.
+    """
+    x = check_finite_array("x", x, ndim=1)
+    max_k = check_int("max_k", max_k, 1, 10_000)
+    start = check_int("start", start, 0, len(x) - 1)
+    first = max(start, model.tau + max_k - 1)
+    if first >= len(x):
+        raise ValueError(f"No target left to score: with tau = {model.tau} and max_k = {max_k} the first "
+                         f"forecastable point is {model.tau + max_k - 1}, past the series end ({len(x)}).")
+    # One pass of max_k feedback steps from every start window gives every horizon at once:
+    # column tau + s of row j is the (s + 1)-step forecast of x[j + tau + s].
+    tau, n = model.tau, len(x) - model.tau
+    buf = np.empty((n, tau + max_k))
+    buf[:, :tau] = np.lib.stride_tricks.sliding_window_view(x, tau)[:n]
+    for s in range(max_k):
+        buf[:, tau + s] = buf[:, s:s + tau] @ model.weights + model.bias
+    targets = x[first:]
+    out = np.empty(max_k)
+    for s in range(max_k):
+        rows = np.arange(first, len(x)) - tau - s
+        out[s] = float(np.mean((buf[rows, tau + s] - targets) ** 2))
+    return out
+
+
+def one_step_mse(model: ARModel, x: np.ndarray, n_train: int) -> tuple[float, float]:
+    """One-step MSE on the training range (labels < n_train) and on the test range (labels >= n_train)."""
+    x = check_finite_array("x", x, ndim=1)
+    n_train = check_int("n_train", n_train, model.tau + 1, len(x), what="the series length")
+    pred = predict_k_step(model, x, 1)
+    err = (pred - x) ** 2
+    train = float(np.mean(err[model.tau:n_train]))
+    test = float(np.mean(err[n_train:])) if n_train < len(x) else math.nan
+    return train, test

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Install everything the tests need, then run them all: bash scripts/test.sh [pytest args]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+
+# Debian's chromium for the real-browser tests (Playwright drives it; no browser download).
+if ! command -v chromium >/dev/null 2>&1; then
+  echo "test.sh: installing Debian's chromium ..."
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+fi
+
+"$PY" -m pip install -q --disable-pip-version-check -r requirements-test.txt
+
+# The Time Machine corpus: tests use a local copy when one is there (never the network).
+if [ -z "${RNNLAB_CORPUS:-}" ] && [ -f ../shared/data/timemachine.txt ]; then
+  export RNNLAB_CORPUS=$(cd ../shared/data && pwd)/timemachine.txt
+fi
+
+exec "$PY" -m pytest "$@"

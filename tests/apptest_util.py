@@ -1,0 +1,20 @@
+"""Helpers for streamlit.testing.v1.AppTest."""
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def page(name: str, timeout: float = 60, **query) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "pages" / f"{name}.py"), default_timeout=timeout)
+    for key, value in query.items():
+        at.query_params[key] = value
+    return at
+
+
+def metric(at: AppTest, label_start: str) -> str:
+    for m in at.metric:
+        if m.label.startswith(label_start):
+            return m.value
+    raise AssertionError(f"no metric starting with {label_start!r}: {[m.label for m in at.metric]}")

@@ -1,0 +1,106 @@
+"""Shared fixtures: the corpus path, a live Streamlit server, and Playwright on Debian's chromium."""
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+SHARED_CORPUS = ROOT.parent / "shared" / "data" / "timemachine.txt"
+
+
+def corpus_path() -> Path | None:
+    """The local Time Machine copy the tests may use (RNNLAB_CORPUS or ../shared/data), else None."""
+    env = os.environ.get("RNNLAB_CORPUS")
+    if env and Path(env).is_file():
+        return Path(env)
+    return SHARED_CORPUS if SHARED_CORPUS.is_file() else None
+
+
+@pytest.fixture(scope="session")
+def corpus_file() -> Path:
+    path = corpus_path()
+    if path is None:
+        pytest.skip("The Time Machine corpus is not available locally (set RNNLAB_CORPUS).")
+    return path
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path_factory, monkeypatch):
+    """Never touch the learner's cache directory, never download: point the cache at a temp folder."""
+    monkeypatch.setenv("RNNLAB_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "rnnlab-cache"))
+    path = corpus_path()
+    if path is not None:
+        monkeypatch.setenv("RNNLAB_CORPUS", str(path))
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def app_url(tmp_path_factory):
+    """A real `streamlit run app.py` on a free loopback port, for the browser tests."""
+    port = _free_port()
+    env = dict(os.environ, RNNLAB_CACHE_DIR=str(tmp_path_factory.mktemp("server-cache")),
+               RNNLAB_MAX_CPU_RUNS="1", PYTHONUNBUFFERED="1")
+    path = corpus_path()
+    if path is not None:
+        env["RNNLAB_CORPUS"] = str(path)
+    log = open(tmp_path_factory.mktemp("server") / "streamlit.log", "w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
+                if r.read() == b"ok":
+                    break
+        except OSError:
+            time.sleep(0.3)
+    else:
+        proc.kill()
+        pytest.fail("streamlit did not become healthy within 60 s")
+    yield url
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    log.close()
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args):
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.fail("Debian's chromium is not on PATH: scripts/test.sh installs it (apt-get install chromium).")
+    return {**browser_type_launch_args, "executable_path": chromium, "args": [
+        "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]}
+
+
+@pytest.fixture(scope="session")
+def browser_context_args(browser_context_args):
+    return {**browser_context_args, "viewport": {"width": 1400, "height": 1000}}
+
+
+@pytest.fixture(scope="session")
+def shots_dir() -> Path:
+    out = ROOT / "tests" / "screenshots"
+    out.mkdir(exist_ok=True)
+    return out

@@ -1,0 +1,56 @@
+"""AppTest: the shell (navigation, Home, sidebar) and the Forecasting page."""
+from streamlit.testing.v1 import AppTest
+
+from apptest_util import ROOT, metric, page
+from ui.common import LABS
+
+
+def test_home_renders_with_links_to_every_lab():
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    assert not at.exception
+    assert at.title[0].value.endswith("RNN Lab")
+    blurbs = " ".join(m.value for m in at.markdown)
+    for lab in LABS:
+        assert lab.blurb in blurbs
+    sidebar = " ".join(c.value for c in at.sidebar.caption)
+    assert "Training device" in sidebar and ("CPU" in sidebar or "CUDA" in sidebar)
+
+
+def test_every_lab_page_is_reachable_through_navigation():
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    for lab in LABS:
+        at.switch_page(lab.path).run()
+        assert not at.exception, lab.path
+        assert lab.title in at.title[0].value
+
+
+def test_forecasting_defaults():
+    at = page("forecasting").run()
+    assert not at.exception and not at.error
+    assert float(metric(at, "One-step MSE, training")) < 0.1
+    assert dict(at.query_params)["tau"] == "4"
+
+
+def test_forecasting_tau_and_k_change_the_mse():
+    at = page("forecasting").run()
+    one_step, k_step = metric(at, "One-step MSE, test"), metric(at, "16-step")
+    at.slider(key="forecasting.tau").set_value(10).run()
+    assert metric(at, "One-step MSE, test") != one_step
+    assert at.query_params["tau"] == "10"
+    at.slider(key="forecasting.k").set_value(40).run()
+    assert metric(at, "40-step") != k_step
+    assert not at.exception
+
+
+def test_forecasting_bad_query_params_warn_and_fall_back():
+    at = page("forecasting", tau="abc", k="100000", sigma="nan").run()
+    assert not at.exception
+    warnings = " ".join(w.value for w in at.warning)
+    assert "tau" in warnings and "k=" in warnings and "sigma" in warnings
+    assert at.slider(key="forecasting.tau").value == 4
+
+
+def test_forecasting_url_reproduces_view():
+    at = page("forecasting", tau="7", k="33", seed="5").run()
+    assert at.slider(key="forecasting.tau").value == 7
+    assert metric(at, "33-step")

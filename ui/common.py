@@ -1,0 +1,47 @@
+"""Small helpers every lab page shares (Streamlit side only; no maths here)."""
+from __future__ import annotations
+
+import inspect
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import streamlit as st
+
+BOOK = "Dive into Deep Learning (Zhang, Lipton, Li and Smola), chapter 9, Recurrent Neural Networks"
+BOOK_URL = "https://d2l.ai/chapter_recurrent-neural-networks/index.html"
+
+
+@dataclass(frozen=True)
+class Lab:
+    path: str
+    title: str
+    icon: str
+    blurb: str
+
+
+# The labs in navigation order. app.py builds the menu from this list and Home links to each entry.
+LABS: list[Lab] = [
+    Lab("pages/forecasting.py", "Forecasting", "📈",
+        "Fit an autoregressive model to a noisy sine and see why k-step forecasts fall apart."),
+]
+
+
+def show_source(*objects, title: str = "The code behind this figure") -> None:
+    """An expander with the real source of the core functions the page calls."""
+    with st.expander(title):
+        for obj in objects:
+            st.code(inspect.getsource(obj), language="python")
+
+
+@contextmanager
+def learner_errors():
+    """Show a core ValueError as a message on the page instead of a traceback."""
+    try:
+        yield
+    except ValueError as exc:
+        st.error(str(exc), icon="🚫")
+        st.stop()
+
+
+def cite(section: str) -> None:
+    st.caption(f"Follows {BOOK}, section *{section}* ([d2l.ai]({BOOK_URL})). Explanations here are our own.")

@@ -1,0 +1,175 @@
+"""Lab controls that live in the URL (st.query_params) as well as in the widgets.
+
+Each control starts from, in this order: the URL (when it carries a valid value), the value the learner
+last chose on this page in this session, the default. A bad URL value shows a warning and falls back.
+After the widget is drawn its value is written back to the URL, so a copied address reproduces the view.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Sequence
+
+import streamlit as st
+
+_KEEP = "_rnnlab_kept_params"
+
+
+def page(namespace: str) -> None:
+    """Call once at the top of a page: widget keys become 'namespace.name', so pages never share state."""
+    _ensure_navigation()
+    st.session_state["_rnnlab_ns"] = namespace
+
+
+def _ensure_navigation() -> None:
+    """Make a deep link (e.g. /forecasting?tau=8) opened first after server start go through app.py.
+
+    Streamlit treats an app with a pages/ folder as a folder-based app until app.py has called
+    st.navigation once in this process; a first visit straight to a page would then skip app.py
+    (no page config, no sidebar). Clearing that flag and rerunning routes the visit through app.py.
+    """
+    try:
+        from streamlit.runtime.pages_manager import PagesManager
+    except ImportError:  # a future Streamlit without the flag
+        return
+    if getattr(PagesManager, "uses_pages_directory", False):
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
+def _kept() -> dict:
+    return st.session_state.setdefault(_KEEP, {})
+
+
+def _ns(name: str) -> str:
+    return f"{st.session_state.get('_rnnlab_ns', 'app')}.{name}"
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
+
+
+def _init(name: str, default: Any, parse: Callable[[str], Any]) -> str:
+    """Make sure the widget key holds a starting value; return the key."""
+    key = _ns(name)
+    st.session_state.setdefault("_rnnlab_written", {})
+    raw = st.query_params.get(name)
+    kept = _kept()
+    written = st.session_state.setdefault("_rnnlab_written", {})
+    if key in st.session_state and (raw is None or raw == written.get(key)):
+        return key  # the URL holds what this page wrote last: the widget is the source of truth
+    value = kept.get(key, default)
+    if raw is not None:
+        try:
+            value = parse(raw)
+        except ValueError as exc:
+            st.warning(f"Ignored the URL value {name}={raw!r}: {exc} Using {_fmt(value)} instead.", icon="⚠️")
+    st.session_state[key] = value
+    return key
+
+
+def _done(name: str, key: str) -> Any:
+    value = st.session_state[key]
+    _kept()[key] = value
+    st.session_state["_rnnlab_written"][key] = _fmt(value)
+    st.query_params[name] = _fmt(value)
+    return value
+
+
+def _int_parser(lo: int, hi: int) -> Callable[[str], int]:
+    def parse(raw: str) -> int:
+        try:
+            v = float(raw)
+        except ValueError:
+            raise ValueError("not a number.") from None
+        if not math.isfinite(v) or not v.is_integer():
+            raise ValueError("not a whole number.")
+        if not lo <= v <= hi:
+            raise ValueError(f"outside the range {lo}..{hi}.")
+        return int(v)
+    return parse
+
+
+def _float_parser(lo: float, hi: float) -> Callable[[str], float]:
+    def parse(raw: str) -> float:
+        try:
+            v = float(raw)
+        except ValueError:
+            raise ValueError("not a number.") from None
+        if not math.isfinite(v) or not lo <= v <= hi:
+            raise ValueError(f"outside the range {lo:g}..{hi:g}.")
+        return v
+    return parse
+
+
+def _choice_parser(options: Sequence[Any]) -> Callable[[str], Any]:
+    by_text = {_fmt(o): o for o in options}
+
+    def parse(raw: str) -> Any:
+        if raw not in by_text:
+            raise ValueError(f"not one of {', '.join(by_text)}.")
+        return by_text[raw]
+    return parse
+
+
+def int_slider(label: str, name: str, default: int, lo: int, hi: int, step: int = 1, **kw) -> int:
+    key = _init(name, default, _int_parser(lo, hi))
+    if not lo <= st.session_state[key] <= hi:  # bounds that depend on other controls moved
+        st.session_state[key] = min(max(st.session_state[key], lo), hi)
+    st.slider(label, lo, hi, step=step, key=key, **kw)
+    return int(_done(name, key))
+
+
+def float_slider(label: str, name: str, default: float, lo: float, hi: float, step: float, **kw) -> float:
+    key = _init(name, default, _float_parser(lo, hi))
+    st.session_state[key] = float(min(max(st.session_state[key], lo), hi))
+    st.slider(label, float(lo), float(hi), step=float(step), key=key, **kw)
+    return float(_done(name, key))
+
+
+def int_input(label: str, name: str, default: int, lo: int, hi: int, step: int = 1, **kw) -> int:
+    key = _init(name, default, _int_parser(lo, hi))
+    st.session_state[key] = int(min(max(st.session_state[key], lo), hi))
+    st.number_input(label, min_value=lo, max_value=hi, step=step, key=key, **kw)
+    return int(_done(name, key))
+
+
+def select_slider(label: str, name: str, default: Any, options: Sequence[Any], **kw) -> Any:
+    key = _init(name, default, _choice_parser(options))
+    if st.session_state[key] not in options:
+        st.session_state[key] = default
+    st.select_slider(label, options=list(options), key=key, **kw)
+    return _done(name, key)
+
+
+def choice(label: str, name: str, default: Any, options: Sequence[Any], widget: str = "selectbox", **kw) -> Any:
+    key = _init(name, default, _choice_parser(options))
+    if st.session_state[key] not in options:
+        st.session_state[key] = default
+    getattr(st, widget)(label, options=list(options), key=key, **kw)
+    return _done(name, key)
+
+
+def toggle(label: str, name: str, default: bool, **kw) -> bool:
+    def parse(raw: str) -> bool:
+        if raw.lower() in ("1", "true", "yes", "on"):
+            return True
+        if raw.lower() in ("0", "false", "no", "off"):
+            return False
+        raise ValueError("not 0 or 1.")
+    key = _init(name, default, parse)
+    st.toggle(label, key=key, **kw)
+    return bool(_done(name, key))
+
+
+def text(label: str, name: str, default: str, max_chars: int, **kw) -> str:
+    def parse(raw: str) -> str:
+        if len(raw) > max_chars:
+            raise ValueError(f"longer than {max_chars} characters.")
+        return raw
+    key = _init(name, default, parse)
+    st.text_input(label, max_chars=max_chars, key=key, **kw)
+    return str(_done(name, key))
