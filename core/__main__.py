@@ -1,0 +1,31 @@
+"""One entry point for the command-line tools: python -m core {verify,train,pretrain} [options]."""
+import sys
+
+USAGE = """usage: python -m core COMMAND [options]
+
+commands:
+  verify     run the numeric checks of the RNN code (ends with 'N passed, M failed')
+  train      train a language model from a preset (see --help)
+  pretrain   rebuild the pretrained character RNN in assets/
+"""
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] in ("-h", "--help"):
+        print(USAGE)
+        return 0 if argv else 2
+    command, rest = argv[0], argv[1:]
+    if command == "verify":
+        from core.verify import main as run
+    elif command == "train":
+        from core.train import main as run
+    elif command == "pretrain":
+        from core.pretrain import main as run
+    else:
+        print(f"unknown command {command!r}\n\n{USAGE}", file=sys.stderr)
+        return 2
+    return run(rest)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

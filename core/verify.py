@@ -1,0 +1,239 @@
+"""Numeric proof that the RNN code is right: python -m core.verify
+
+Each check compares two independent computations of the same numbers and passes when they agree within
+its tolerance. The run ends with the line 'N passed, M failed' and exits non-zero on any failure.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+import numpy as np
+import torch
+
+from core import rnn_ref
+from core.models import ModelSpec, RNNLM, clip_gradients, detach_state, load_reference_params, perplexity, reference_grads
+
+TOL_ABS = 1e-6
+TOL_REL = 1e-6
+
+
+@dataclass(frozen=True)
+class Case:
+    """One shape of problem: batch B, steps T, vocabulary V, hidden h, embedding d (None = one-hot)."""
+
+    B: int
+    T: int
+    V: int
+    h: int
+    d: int | None
+    seed: int
+
+    @property
+    def label(self) -> str:
+        inp = f"embed {self.d}" if self.d else "one-hot"
+        return f"B={self.B} T={self.T} V={self.V} h={self.h} {inp} seed={self.seed}"
+
+    def data(self):
+        rng = np.random.default_rng(1000 + self.seed)
+        params = rnn_ref.init_params(self.V, self.h, self.d, seed=self.seed)
+        tokens = rng.integers(0, self.V, size=(self.B, self.T))
+        targets = rng.integers(0, self.V, size=(self.B, self.T))
+        H0 = rng.standard_normal((self.B, self.h)) * 0.5
+        return params, tokens, targets, H0
+
+
+CASES = (
+    Case(B=2, T=5, V=7, h=4, d=None, seed=0),
+    Case(B=3, T=9, V=11, h=6, d=5, seed=1),
+    Case(B=1, T=17, V=5, h=8, d=None, seed=2),
+    Case(B=4, T=3, V=28, h=16, d=12, seed=3),
+)
+
+
+@dataclass
+class Result:
+    name: str
+    error: float
+    tolerance: float
+    detail: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return bool(np.isfinite(self.error)) and self.error <= self.tolerance
+
+
+def _torch_model(case: Case, cell: str, params) -> RNNLM:
+    torch.manual_seed(0)
+    model = RNNLM(ModelSpec(case.V, case.h, cell, case.d or 0)).double()
+    return load_reference_params(model, params)
+
+
+def _torch_loss(model: RNNLM, tokens, targets, H0):
+    tok = torch.as_tensor(tokens)
+    state = torch.as_tensor(H0, dtype=torch.float64).requires_grad_(True)
+    start = state if model.spec.cell == "scratch" else state.unsqueeze(0)
+    logits, _ = model(tok, start)
+    loss = torch.nn.functional.cross_entropy(logits.reshape(-1, case_v(model)), torch.as_tensor(targets).reshape(-1))
+    return logits, loss, state
+
+
+def case_v(model: RNNLM) -> int:
+    return model.spec.vocab_size
+
+
+def max_abs(a, b) -> float:
+    return float(np.max(np.abs(np.asarray(a) - np.asarray(b))))
+
+
+def rel_err(a: float, b: float) -> float:
+    """|a - b| / max(|a|, |b|), with tiny gradients compared absolutely."""
+    scale = max(abs(a), abs(b))
+    return abs(a - b) / scale if scale > 1e-7 else abs(a - b)
+
+
+def forward_checks() -> Iterator[Result]:
+    for case in CASES:
+        params, tokens, targets, H0 = case.data()
+        ref = rnn_ref.forward(params, tokens, targets, H0)
+        for cell, label in (("scratch", "torch scratch"), ("rnn", "nn.RNN")):
+            model = _torch_model(case, cell, params)
+            with torch.no_grad():
+                logits, loss, _ = _torch_loss(model, tokens, targets, H0)
+            err = max(max_abs(ref.logits, logits.numpy()), abs(ref.loss - float(loss)))
+            yield Result(f"forward numpy == {label} [{case.label}]", err, TOL_ABS)
+
+
+def autograd_checks() -> Iterator[Result]:
+    for case in CASES:
+        params, tokens, targets, H0 = case.data()
+        _, grads = rnn_ref.loss_and_grads(params, tokens, targets, H0)
+        for cell in ("scratch", "rnn"):
+            model = _torch_model(case, cell, params)
+            _, loss, state = _torch_loss(model, tokens, targets, H0)
+            loss.backward()
+            auto = reference_grads(model)
+            auto["H0"] = state.grad.numpy()
+            for name in (*[k for k in rnn_ref.PARAM_ORDER if k in params], "H0"):
+                if cell == "rnn" and name in ("W_hq", "b_q", "E"):
+                    continue  # the output layer and embedding are the same code in both torch models
+                yield Result(f"BPTT == autograd ({'scratch' if cell == 'scratch' else 'nn.RNN'}) d{name} "
+                             f"[{case.label}]", max_abs(grads[name], auto[name]), TOL_ABS)
+
+
+def finite_difference_checks(per_param: int = 3) -> Iterator[Result]:
+    for case in CASES:
+        params, tokens, targets, H0 = case.data()
+        _, grads = rnn_ref.loss_and_grads(params, tokens, targets, H0)
+        rng = np.random.default_rng(case.seed)
+        worst, where = 0.0, ""
+        for name in (*[k for k in rnn_ref.PARAM_ORDER if k in params], "H0"):
+            shape = grads[name].shape
+            for _ in range(per_param):
+                idx = tuple(int(rng.integers(0, n)) for n in shape)
+                numeric = rnn_ref.finite_difference(params, tokens, targets, name, idx, H0=H0)
+                err = rel_err(grads[name][idx], numeric)
+                if err >= worst:
+                    worst, where = err, f"{name}{list(idx)}"
+        yield Result(f"BPTT == central differences, {per_param} entries of every parameter "
+                     f"[{case.label}]", worst, TOL_REL, f"worst at {where}")
+
+
+def concat_checks() -> Iterator[Result]:
+    shapes = (((3, 1), (1, 4), (3, 4), (4, 4)), ((5, 7), (7, 3), (5, 3), (3, 3)), ((2, 28), (28, 32), (2, 32), (32, 32)))
+    for i, (sx, sw, sh, shh) in enumerate(shapes):
+        rng = np.random.default_rng(i)
+        X, W_xh, H, W_hh = (rng.standard_normal(s) for s in (sx, sw, sh, shh))
+        two = X @ W_xh + H @ W_hh
+        one = np.concatenate([X, H], axis=1) @ np.concatenate([W_xh, W_hh], axis=0)
+        yield Result(f"[X, H] @ [W_xh; W_hh] == X W_xh + H W_hh, X{sx} W_xh{sw} H{sh} W_hh{shh}",
+                     max_abs(one, two), 1e-12)
+
+
+def clipping_checks() -> Iterator[Result]:
+    for i, (theta, scale) in enumerate(((1.0, 10.0), (0.5, 3.0), (5.0, 100.0))):
+        torch.manual_seed(i)
+        ps = [torch.nn.Parameter(torch.zeros(s, dtype=torch.float64)) for s in ((4, 3), (7,), (2, 2, 2))]
+        for p in ps:
+            p.grad = torch.randn_like(p) * scale
+        before = math.sqrt(sum(float((p.grad ** 2).sum()) for p in ps))
+        reported = clip_gradients(ps, theta)
+        after = math.sqrt(sum(float((p.grad ** 2).sum()) for p in ps))
+        yield Result(f"clipping at theta={theta} gives norm theta (norm before {before:.3g})",
+                     max(abs(after - theta), abs(reported - before)), 1e-12)
+    ps = [torch.nn.Parameter(torch.zeros(3, dtype=torch.float64))]
+    ps[0].grad = torch.tensor([0.1, 0.2, 0.2], dtype=torch.float64)
+    clip_gradients(ps, 1.0)
+    yield Result("clipping leaves a gradient below theta unchanged", max_abs(ps[0].grad.numpy(), [0.1, 0.2, 0.2]), 0.0)
+
+
+def uniform_perplexity_checks() -> Iterator[Result]:
+    for V in (2, 28, 1024):
+        logits = torch.zeros(3, 5, V, dtype=torch.float64)
+        targets = torch.randint(0, V, (3, 5))
+        ce = torch.nn.functional.cross_entropy(logits.reshape(-1, V), targets.reshape(-1))
+        yield Result(f"a uniform model over {V} tokens has perplexity {V}", abs(perplexity(float(ce)) - V) / V, 1e-12)
+
+
+def truncation_checks() -> Iterator[Result]:
+    for cell in ("scratch", "rnn", "gru", "lstm"):
+        torch.manual_seed(0)
+        model = RNNLM(ModelSpec(9, 6, cell, 4)).double()
+        tokens = torch.randint(0, 9, (2, 10))
+        logits1, state = model(tokens[:, :5])
+        state = detach_state(state)
+        logits2, _ = model(tokens[:, 5:], state)
+        # The gradient of window 2's loss w.r.t. window 1's outputs must be zero once the state is detached.
+        g = torch.autograd.grad(logits2.sum(), logits1, allow_unused=True)[0]
+        err = 0.0 if g is None else float(g.abs().max())
+        yield Result(f"detached state stops the gradient at the window edge ({cell})", err, 0.0)
+
+
+def long_sequence_checks() -> Iterator[Result]:
+    case = Case(B=2, T=200, V=10, h=8, d=None, seed=5)
+    params, tokens, targets, H0 = case.data()
+    _, grads = rnn_ref.loss_and_grads(params, tokens, targets, H0)
+    finite = all(np.all(np.isfinite(g)) for g in grads.values())
+    yield Result("gradients stay finite over 200 steps", 0.0 if finite else math.inf, 0.0)
+
+
+GROUPS: dict[str, Callable[[], Iterator[Result]]] = {
+    "forward": forward_checks,
+    "autograd": autograd_checks,
+    "finite differences": finite_difference_checks,
+    "concatenation": concat_checks,
+    "clipping": clipping_checks,
+    "perplexity": uniform_perplexity_checks,
+    "truncation": truncation_checks,
+    "long sequences": long_sequence_checks,
+}
+
+
+def run_checks() -> list[Result]:
+    torch.set_num_threads(max(1, torch.get_num_threads()))
+    return [r for group in GROUPS.values() for r in group()]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m core.verify", description=__doc__.splitlines()[0])
+    parser.add_argument("-q", "--quiet", action="store_true", help="print failures and the summary only")
+    args = parser.parse_args(argv)
+    t0 = time.perf_counter()
+    results = run_checks()
+    for r in results:
+        if not args.quiet or not r.passed:
+            mark = "PASS" if r.passed else "FAIL"
+            print(f"{mark}  {r.name}: error {r.error:.2e} (tolerance {r.tolerance:.0e}){'  ' + r.detail if r.detail else ''}")
+    passed = sum(r.passed for r in results)
+    failed = len(results) - passed
+    print(f"({time.perf_counter() - t0:.1f} s)")
+    print(f"{passed} passed, {failed} failed")
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,106 @@
+"""The RNN core: the verification checks as tests, plus shape checks and model behaviour."""
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from core import rnn_ref, verify
+from core.models import ModelSpec, RNNLM, clip_gradients, load_reference_params
+
+RESULTS = verify.run_checks()
+
+
+def test_at_least_forty_checks():
+    assert len(RESULTS) >= 40
+
+
+@pytest.mark.parametrize("result", RESULTS, ids=[r.name for r in RESULTS])
+def test_verification_check(result):
+    assert result.passed, f"{result.name}: error {result.error} > {result.tolerance} {result.detail}"
+
+
+def test_verify_command_prints_summary_and_exits_zero():
+    out = subprocess.run([sys.executable, "-m", "core", "verify", "-q"], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    last = out.stdout.strip().splitlines()[-1]
+    passed = int(last.split()[0])
+    assert passed >= 40 and last.endswith(" passed, 0 failed")
+
+
+def test_a_wrong_gradient_is_caught():
+    """The checks can fail: break the backward pass and the autograd comparison must notice."""
+    case = verify.CASES[0]
+    params, tokens, targets, H0 = case.data()
+    _, grads = rnn_ref.loss_and_grads(params, tokens, targets, H0)
+    numeric = rnn_ref.finite_difference(params, tokens, targets, "W_hh", (1, 2), H0=H0)
+    assert verify.rel_err(grads["W_hh"][1, 2], numeric) < 1e-6
+    assert verify.rel_err(grads["W_hh"][1, 2] * 1.001, numeric) > 1e-6
+
+
+@pytest.mark.parametrize("bad, message", [
+    (dict(tokens=np.zeros((3,), dtype=int)), "2-D"),
+    (dict(tokens=np.full((2, 3), 99)), "token ids"),
+    (dict(targets=np.zeros((2, 4), dtype=int)), "same shape"),
+    (dict(H0=np.zeros((5, 4))), "H0"),
+    (dict(tokens=np.zeros((2, 3))), "integer"),
+])
+def test_invalid_inputs_raise(bad, message):
+    params = rnn_ref.init_params(7, 4)
+    args = dict(tokens=np.zeros((2, 3), dtype=int), targets=np.zeros((2, 3), dtype=int), H0=None)
+    args.update(bad)
+    with pytest.raises(ValueError, match=message):
+        rnn_ref.forward(params, **args)
+
+
+def test_mismatched_parameter_shapes_raise():
+    params = rnn_ref.init_params(7, 4)
+    params["W_hh"] = np.zeros((4, 5))
+    with pytest.raises(ValueError, match="shapes"):
+        rnn_ref.forward(params, np.zeros((1, 2), dtype=int))
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(vocab_size=1), "vocab_size"), (dict(vocab_size=10, cell="transformer"), "cell"),
+    (dict(vocab_size=10, hidden_size=0), "hidden_size"), (dict(vocab_size=10, cell="scratch", num_layers=2), "scratch"),
+    (dict(vocab_size=10, dropout=1.5), "dropout"),
+])
+def test_model_spec_validation(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        ModelSpec(**kwargs)
+
+
+@pytest.mark.parametrize("cell", ["scratch", "rnn", "gru", "lstm"])
+@pytest.mark.parametrize("embed", [0, 8])
+def test_models_run_forward_and_backward(cell, embed):
+    model = RNNLM(ModelSpec(13, 10, cell, embed, num_layers=1))
+    tokens = torch.randint(0, 13, (3, 7))
+    logits, state = model(tokens)
+    assert logits.shape == (3, 7, 13)
+    logits.sum().backward()
+    assert all(p.grad is not None and torch.isfinite(p.grad).all() for p in model.parameters())
+
+
+def test_scratch_and_fused_agree_in_float32_too():
+    params = rnn_ref.init_params(9, 12, None, seed=4)
+    tokens = torch.randint(0, 9, (4, 20))
+    a = load_reference_params(RNNLM(ModelSpec(9, 12, "scratch")), params)
+    b = load_reference_params(RNNLM(ModelSpec(9, 12, "rnn")), params)
+    with torch.no_grad():
+        assert torch.allclose(a(tokens)[0], b(tokens)[0], atol=1e-5)
+
+
+def test_clip_gradients_rejects_bad_threshold():
+    p = torch.nn.Parameter(torch.zeros(2))
+    p.grad = torch.ones(2)
+    with pytest.raises(ValueError, match="max_norm"):
+        clip_gradients([p], 0)
+    assert clip_gradients([p], 10.0) == pytest.approx(2 ** 0.5)
+
+
+def test_core_never_imports_streamlit():
+    from pathlib import Path
+    for path in (Path(__file__).parents[1] / "core").glob("*.py"):
+        text = path.read_text()
+        assert "import streamlit" not in text and "from streamlit" not in text, path
