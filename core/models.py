@@ -16,6 +16,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from core.checks import check_choice, check_int, check_real
+from core.fused import FusedRNN
 
 CELLS = ("scratch", "rnn", "gru", "lstm")
 
@@ -87,7 +88,7 @@ class RNNLM(nn.Module):
         if spec.cell == "scratch":
             self.rnn = ScratchRNN(in_size, h)
         else:
-            layer = {"rnn": nn.RNN, "gru": nn.GRU, "lstm": nn.LSTM}[spec.cell]
+            layer = {"rnn": FusedRNN, "gru": nn.GRU, "lstm": nn.LSTM}[spec.cell]
             self.rnn = layer(in_size, h, num_layers=spec.num_layers, batch_first=True,
                              dropout=spec.dropout if spec.num_layers > 1 else 0.0)
         self.drop = nn.Dropout(spec.dropout)
@@ -108,6 +109,8 @@ class RNNLM(nn.Module):
             if self.embedding is None:
                 return self.rnn(None, state, token_ids=tokens)
             return self.rnn(self.embedding(tokens), state)
+        if self.embedding is None and isinstance(self.rnn, FusedRNN) and self.rnn.uses_fused(tokens):
+            return self.rnn.forward_tokens(tokens, state)
         X = self.embedding(tokens) if self.embedding is not None else \
             F.one_hot(tokens, self.spec.vocab_size).to(self.head.weight.dtype)
         return self.rnn(X, state)

@@ -23,6 +23,8 @@ class Lab:
 LABS: list[Lab] = [
     Lab("pages/forecasting.py", "Forecasting", "📈",
         "Fit an autoregressive model to a noisy sine and see why k-step forecasts fall apart."),
+    Lab("pages/gradient_flow.py", "Gradient flow", "🌊",
+        "Turn the spectral radius of W_hh and watch the backpropagated gradient vanish or explode."),
 ]
 
 

@@ -1,0 +1,235 @@
+"""Generating text from a trained language model, and looking at what it predicts.
+
+The model reads the prefix once to warm up its state, then produces one token at a time, feeding each
+choice back in. Only the state is carried, so cost per token is constant and memory does not grow.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from core.checks import check_int, check_real
+from core.corpus import clean
+from core.models import RNNLM
+
+MAX_PREFIX = 2000
+MAX_LENGTH = 100_000
+
+
+@dataclass
+class LanguageModel:
+    """A trained network together with its vocabulary and the cleaning its training text went through."""
+
+    net: RNNLM
+    vocab: object
+    cleaning: str = "letters"
+    meta: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.net.eval()
+        self._fast = None
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.net.parameters()).device
+
+    def prepare_prefix(self, prefix: str) -> tuple[str, list[str]]:
+        """The prefix cleaned as the training text was, and the characters the model does not know."""
+        if not isinstance(prefix, str):
+            raise ValueError("The prefix must be text.")
+        if len(prefix) > MAX_PREFIX:
+            raise ValueError(f"The prefix is {len(prefix)} characters long; keep it under {MAX_PREFIX}.")
+        cleaned = clean(prefix, self.cleaning) if prefix else ""
+        unknown = self.vocab.unknown(cleaned)
+        if unknown:
+            cleaned = "".join(c for c in cleaned if c not in set(unknown))
+        return cleaned, unknown
+
+    # A numpy fast path for a one-layer tanh RNN: one token at a time, with no framework overhead.
+    def _numpy_weights(self):
+        if self._fast is None:
+            spec = self.net.spec
+            if spec.cell in ("rnn", "scratch") and spec.num_layers == 1:
+                g = lambda t: t.detach().cpu().double().numpy()  # noqa: E731
+                if spec.cell == "scratch":
+                    W_xh, W_hh, b_h = g(self.net.rnn.W_xh), g(self.net.rnn.W_hh), g(self.net.rnn.b_h)
+                else:
+                    W_xh, W_hh = g(self.net.rnn.weight_ih_l0).T, g(self.net.rnn.weight_hh_l0).T
+                    b_h = g(self.net.rnn.bias_ih_l0) + g(self.net.rnn.bias_hh_l0)
+                inputs = g(self.net.embedding.weight) @ W_xh if spec.embed_dim else W_xh
+                self._fast = (np.ascontiguousarray(inputs + b_h), np.ascontiguousarray(W_hh),
+                              np.ascontiguousarray(g(self.net.head.weight).T), g(self.net.head.bias))
+            else:
+                self._fast = False
+        return self._fast
+
+
+class Stepper:
+    """Feeds tokens one by one and returns next-token logits (numpy float64), carrying only the state."""
+
+    def __init__(self, lm: LanguageModel):
+        self.lm = lm
+        self.fast = lm._numpy_weights()
+        self.state = None
+        self.h = np.zeros(lm.net.spec.hidden_size) if self.fast else None
+        self.logits = None
+        self.hidden_history: list[np.ndarray] | None = None
+
+    def feed(self, ids) -> np.ndarray:
+        ids = [int(i) for i in np.asarray(ids).ravel()]
+        if not ids:
+            raise ValueError("feed needs at least one token.")
+        if self.fast:
+            inputs, W_hh, W_hq, b_q = self.fast
+            h = self.h
+            for i in ids:
+                h = np.tanh(inputs[i] + h @ W_hh)
+                if self.hidden_history is not None:
+                    self.hidden_history.append(h)
+            self.h = h
+            self.logits = h @ W_hq + b_q
+        else:
+            with torch.no_grad():
+                x = torch.tensor([ids], device=self.lm.device)
+                outputs, self.state = self.lm.net.hidden_states(x, self.state)
+                if self.hidden_history is not None:
+                    self.hidden_history.extend(outputs[0].double().cpu().numpy())
+                self.logits = self.lm.net.head(outputs[:, -1]).double().cpu().numpy()[0]
+        return self.logits
+
+    def start(self) -> np.ndarray:
+        """Logits before any token: from the zero state."""
+        if self.fast:
+            _, _, W_hq, b_q = self.fast
+            self.logits = self.h @ W_hq + b_q
+        else:
+            with torch.no_grad():
+                zeros = torch.zeros(1, self.lm.net.spec.hidden_size, device=self.lm.device,
+                                    dtype=self.lm.net.head.weight.dtype)
+                self.logits = self.lm.net.head(zeros).double().cpu().numpy()[0]
+        return self.logits
+
+
+def distribution(logits: np.ndarray, temperature: float = 1.0, top_k: int | None = None,
+                 top_p: float | None = None) -> np.ndarray:
+    """Next-token probabilities: softmax(logits / T), then optionally only the top-k tokens or the smallest
+    set whose probability reaches top_p, renormalised. T = 0 puts all mass on the argmax (greedy)."""
+    logits = np.asarray(logits, dtype=np.float64)
+    if logits.ndim != 1 or logits.size < 1 or not np.all(np.isfinite(logits)):
+        raise ValueError("logits must be a finite 1-D array.")
+    temperature = check_real("temperature", temperature, 0.0, 100.0)
+    V = logits.size
+    if temperature == 0.0:
+        p = np.zeros(V)
+        p[int(np.argmax(logits))] = 1.0
+        return p
+    z = logits / temperature
+    z -= z.max()
+    p = np.exp(z)
+    p /= p.sum()
+    if top_k is not None:
+        top_k = check_int("top_k", top_k, 1, V)
+        if top_k < V:
+            cut = np.argpartition(-p, top_k - 1)[:top_k]
+            keep = np.zeros(V, dtype=bool)
+            keep[cut] = True
+            p = np.where(keep, p, 0.0)
+            p /= p.sum()
+    if top_p is not None:
+        top_p = check_real("top_p", top_p, 0.0, 1.0, lo_open=True)
+        order = np.argsort(-p, kind="stable")
+        cumulative = np.cumsum(p[order])
+        n_keep = int(np.searchsorted(cumulative, top_p - 1e-12) + 1)
+        keep = np.zeros(V, dtype=bool)
+        keep[order[:n_keep]] = True
+        p = np.where(keep, p, 0.0)
+        p /= p.sum()
+    return p
+
+
+def entropy_bits(p: np.ndarray) -> float:
+    p = np.asarray(p, dtype=np.float64)
+    nz = p[p > 0]
+    return float(-(nz * np.log2(nz)).sum())
+
+
+@dataclass
+class Sample:
+    prefix: str                 # the prefix as the model read it (cleaned)
+    unknown: list[str]          # prefix characters the model does not know (dropped)
+    text: str                   # the generated continuation
+    token_ids: list[int]
+    token_texts: list[str]
+    probabilities: list[float]  # probability of each generated token under the untempered model
+
+
+def sample(lm: LanguageModel, prefix: str, length: int = 200, temperature: float = 1.0, top_k: int | None = None,
+           top_p: float | None = None, seed: int | None = None) -> Sample:
+    """Generate `length` tokens after `prefix`. Temperature 0 is greedy; a seed makes it reproducible."""
+    length = check_int("length", length, 1, MAX_LENGTH)
+    temperature = check_real("temperature", temperature, 0.0, 100.0)
+    rng = np.random.default_rng(None if seed is None else check_int("seed", seed, 0))
+    cleaned, unknown = lm.prepare_prefix(prefix)
+    stepper = Stepper(lm)
+    logits = stepper.feed(lm.vocab.encode(cleaned)) if cleaned else stepper.start()
+    ids, probs = [], []
+    V = len(lm.vocab)
+    for _ in range(length):
+        p = distribution(logits, temperature, top_k, top_p)
+        if "char" == getattr(lm.vocab, "kind", "") and V > 1:
+            p[0] = 0.0  # never emit <unk>
+            total = p.sum()
+            p = p / total if total > 0 else distribution(logits, 0.0)
+        nxt = int(np.argmax(p)) if temperature == 0.0 else int(rng.choice(V, p=p))
+        z = logits - logits.max()
+        probs.append(float(np.exp(z[nxt]) / np.exp(z).sum()))
+        ids.append(nxt)
+        logits = stepper.feed([nxt])
+    texts = [lm.vocab.token_text(i) for i in ids]
+    return Sample(cleaned, unknown, lm.vocab.decode(ids), ids, texts, probs)
+
+
+def next_distribution(lm: LanguageModel, prefix: str, temperature: float = 1.0) -> np.ndarray:
+    """Probabilities of every token coming next after prefix, at the given temperature."""
+    cleaned, _ = lm.prepare_prefix(prefix)
+    stepper = Stepper(lm)
+    logits = stepper.feed(lm.vocab.encode(cleaned)) if cleaned else stepper.start()
+    return distribution(logits, temperature)
+
+
+def token_log_probs(lm: LanguageModel, text: str) -> np.ndarray:
+    """log p(token_t | tokens before it) for every token of the (cleaned) text, the first from the zero state."""
+    cleaned, _ = lm.prepare_prefix(text)
+    ids = lm.vocab.encode(cleaned)
+    if len(ids) == 0:
+        return np.zeros(0)
+    stepper = Stepper(lm)
+    logits = stepper.start()
+    out = np.empty(len(ids))
+    for t, i in enumerate(ids):
+        z = logits - logits.max()
+        out[t] = z[i] - math.log(np.exp(z).sum())
+        logits = stepper.feed([i])
+    return out
+
+
+def hidden_states(lm: LanguageModel, text: str) -> np.ndarray:
+    """The hidden state after each token of the (cleaned) text: shape (tokens, hidden units)."""
+    cleaned, _ = lm.prepare_prefix(text)
+    ids = lm.vocab.encode(cleaned)
+    if len(ids) == 0:
+        return np.zeros((0, lm.net.spec.hidden_size))
+    stepper = Stepper(lm)
+    stepper.hidden_history = []
+    stepper.feed(ids)
+    return np.asarray(stepper.hidden_history)
+
+
+def distinct_ngram_share(text: str, n: int = 3) -> float:
+    """Share of the text's n-grams that are distinct: low values mean the text repeats itself."""
+    n = check_int("n", n, 1, 20)
+    grams = [text[i:i + n] for i in range(len(text) - n + 1)]
+    return len(set(grams)) / len(grams) if grams else 1.0

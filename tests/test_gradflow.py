@@ -1,0 +1,99 @@
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings, strategies as st
+
+from core import gradflow
+from apptest_util import metric, page
+
+
+def test_linear_norms_equal_explicit_matrix_powers():
+    W = gradflow.recurrent_matrix(10, 1.3, "gaussian", 2)
+    g = np.random.default_rng(0).standard_normal(10)
+    norms = gradflow.linear_gradient_norms(W, 12, g=g)
+    for k in (0, 1, 5, 12):
+        assert abs(norms[k] - np.linalg.norm(np.linalg.matrix_power(W.T, k) @ g)) < 1e-9 * max(1, norms[k])
+
+
+def test_spectral_radius_matches_numpy():
+    W = gradflow.recurrent_matrix(17, 0.8, "gaussian", 3)
+    assert gradflow.spectral_radius(W) == pytest.approx(np.max(np.abs(np.linalg.eigvals(W))), abs=1e-12)
+    assert gradflow.analyse(17, 0.8, 5, seed=3).rho == pytest.approx(gradflow.spectral_radius(W), abs=1e-12)
+
+
+def test_orthogonal_keeps_linear_norm_at_one():
+    W = gradflow.recurrent_matrix(32, 1.0, "orthogonal", 1)
+    np.testing.assert_allclose(gradflow.linear_gradient_norms(W, 100), 1.0, atol=1e-10)
+    assert gradflow.spectral_radius(W) == pytest.approx(1.0, abs=1e-10)
+
+
+@pytest.mark.parametrize("n, T, scale, input_scale", [(8, 10, 1.2, 1.0), (16, 30, 0.9, 2.0), (4, 50, 2.0, 0.5)])
+def test_tanh_path_equals_torch_autograd(n, T, scale, input_scale):
+    W = gradflow.recurrent_matrix(n, scale, "gaussian", 5)
+    g = np.random.default_rng(9).standard_normal(n)
+    ours = gradflow.tanh_gradient_norms(W, T, input_scale, seed=5, g=g)
+    xs, _ = gradflow.tanh_forward(W, T, input_scale, seed=5)
+    Wt = torch.tensor(W)
+    h = [torch.zeros(n, dtype=torch.float64, requires_grad=True)]
+    for t in range(T):
+        h.append(torch.tanh(Wt @ h[-1] + torch.tensor(xs[t])))
+        h[-1].retain_grad()
+    (h[-1] @ torch.tensor(g)).backward()
+    for k in range(T + 1):
+        auto = h[T - k].grad.norm().item()
+        assert abs(ours[k] - auto) <= 1e-8 * max(1.0, auto)
+
+
+def test_regimes_and_thresholds():
+    assert gradflow.regime(1e-5) == "vanishing"
+    assert gradflow.regime(1.0) == "stable"
+    assert gradflow.regime(1e5) == "exploding"
+    assert gradflow.regime(float("inf")) == "exploding"
+    assert gradflow.analyse(32, 0.5, 24, use_tanh=False).regime == "vanishing"
+    assert gradflow.analyse(32, 1.0, 24, kind="orthogonal", use_tanh=False).regime == "stable"
+    assert gradflow.analyse(32, 2.0, 24, use_tanh=False).regime == "exploding"
+
+
+def test_clipping():
+    assert gradflow.clip(50.0, 1.0) == 1.0 and gradflow.clip(0.5, 1.0) == 0.5
+    a = gradflow.analyse(32, 3.0, 24, use_tanh=False, theta=2.0)
+    assert a.clipped.max() <= 2.0 and a.linear.max() > 2.0
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(n=0), "hidden size"), (dict(scale=-1), "weight scale"), (dict(T=0), "steps"),
+    (dict(kind="banana"), "matrix kind"), (dict(theta=0), "clipping"), (dict(input_scale=float("nan")), "input"),
+])
+def test_invalid_controls_raise(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        gradflow.analyse(**kwargs)
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(-2, 64), scale=st.floats(-1, 5), T=st.integers(-1, 220), kind=st.sampled_from(["gaussian", "orthogonal", "x"]),
+       input_scale=st.floats(-1, 6), use_tanh=st.booleans(), theta=st.floats(-1, 20))
+def test_any_controls_give_finite_norms_or_value_error(n, scale, T, kind, input_scale, use_tanh, theta):
+    try:
+        a = gradflow.analyse(n, scale, T, kind, input_scale, 0, use_tanh, theta)
+    except ValueError as exc:
+        assert str(exc)
+        return
+    assert a.regime in ("vanishing", "stable", "exploding")
+    assert np.all(a.linear >= 0) and len(a.linear) == T + 1
+
+
+def test_page_defaults_and_regime_change():
+    at = page("gradient_flow").run()
+    assert not at.exception
+    assert metric(at, "Regime") in ("vanishing", "stable", "exploding")
+    at.select_slider(key="gradflow.scale").set_value(0.25).run()
+    assert metric(at, "Regime") == "vanishing"
+    at.toggle(key="gradflow.tanh").set_value(False)
+    at.select_slider(key="gradflow.scale").set_value(4.0).run()
+    assert metric(at, "Regime") == "exploding"
+
+
+def test_page_bad_query_params():
+    at = page("gradient_flow", scale="huge", T="-3", kind="banana").run()
+    assert not at.exception
+    assert len(at.warning) == 3
