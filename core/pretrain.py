@@ -20,13 +20,11 @@ import torch
 from core.corpus import CORPUS_SHA1, load_corpus, sha1_of
 from core.train import LN2, PRESETS, TrainConfig, _bar, prepare_data, run_metadata, stream_cross_entropy, train, weights_bytes
 
-ASSETS = Path(__file__).resolve().parents[1] / "assets"
-WEIGHTS = "charrnn.safetensors"
-META = "charrnn.json"
+from core.assets import ASSETS, META, WEIGHTS  # noqa: E402
 COMMAND = "python -m core pretrain"
 
-CONFIG = TrainConfig(split="whole", truncation="detach", cell="rnn", hidden_size=512, embed_dim=0, dropout=0.2,
-                     optimizer="adam", lr=2e-3, lr_decay="cosine", weight_decay=0.01, clip=1.0, epochs=40,
+CONFIG = TrainConfig(split="whole", truncation="detach", cell="rnn", hidden_size=512, embed_dim=0, dropout=0.4,
+                     optimizer="adam", lr=3e-3, lr_decay="cosine", weight_decay=0.1, clip=5.0, epochs=30,
                      batch_size=32, num_steps=64, seed=0, sample_prefix="the time traveller", sample_length=120)
 
 

@@ -23,8 +23,16 @@ class Lab:
 LABS: list[Lab] = [
     Lab("pages/forecasting.py", "Forecasting", "📈",
         "Fit an autoregressive model to a noisy sine and see why k-step forecasts fall apart."),
+    Lab("pages/tokens.py", "Text to tokens", "🔤",
+        "Clean text, cut it into characters or BPE subwords, and count n-grams until the table runs out of data."),
+    Lab("pages/rnn_cell.py", "RNN cell", "🧠",
+        "Step the recurrence through time, see the same weights reused, and check the gradients yourself."),
+    Lab("pages/sampling.py", "Sampling", "✍️",
+        "Talk to a pretrained character RNN: prefix, temperature, top-k/top-p, and a look at its hidden state."),
     Lab("pages/gradient_flow.py", "Gradient flow", "🌊",
         "Turn the spectral radius of W_hh and watch the backpropagated gradient vanish or explode."),
+    Lab("pages/training.py", "Training", "🏋️",
+        "Train RNN, GRU and LSTM language models live on CPU or GPU; watch, stop, compare and export runs."),
 ]
 
 

@@ -1,0 +1,163 @@
+"""Lab 3, RNN cell: the recurrence stepped through time, and the proof that its gradients are right."""
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+from plotly.subplots import make_subplots
+
+from core import rnn_ref, tokens, verify
+from ui import params
+from ui.common import cite, learner_errors, show_source
+
+params.page("cell")
+st.title("🧠 RNN cell")
+st.markdown(
+    "A recurrent network reads a sequence one token at a time and keeps a **hidden state** H, a small vector "
+    "that summarises everything read so far. Each step mixes the new input with the old state through the "
+    "same two weight matrices, squashes the result with tanh, and reads a prediction for the next token off "
+    "the new state."
+)
+st.latex(r"H_t = \tanh(X_t W_{xh} + H_{t-1} W_{hh} + b_h) \qquad O_t = H_t W_{hq} + b_q"
+         r"\qquad \ell_t = -\log \operatorname{softmax}(O_t)_{y_t}")
+cite("9.4 Recurrent Neural Networks and 9.5 Recurrent Neural Network Implementation from Scratch")
+
+st.header("1 · A network with memory")
+c_word, c_h, c_seed = st.columns([2, 1, 1])
+with c_word:
+    word = params.text("Word to read (the network predicts each next letter)", "word", "machine", 24)
+with c_h:
+    hidden = params.int_slider("Hidden units", "h", 4, 1, 8)
+with c_seed:
+    seed = params.int_input("Weight seed", "seed", 0, 0, 10_000)
+
+
+def heat(fig, z, row, col, labels_x=None, labels_y=None, zmid=0.0):
+    fig.add_trace(go.Heatmap(z=z, x=labels_x, y=labels_y, colorscale="RdBu", zmid=zmid, showscale=False,
+                             text=np.round(z, 2), texttemplate="%{text}", textfont=dict(size=9)), row=row, col=col)
+
+
+with learner_errors():
+    word = word.strip().lower()
+    if len(word) < 2:
+        raise ValueError("Type a word of at least two letters: the network reads one and predicts the next.")
+    vocab = tokens.CharVocab([tokens.UNK] + sorted(set(word)))
+    ids = vocab.encode(word)
+    params_ = rnn_ref.init_params(len(vocab), hidden, None, seed=seed, scale=1.0)
+    x_ids, y_ids = ids[None, :-1], ids[None, 1:]
+    cache = rnn_ref.forward(params_, x_ids, y_ids)
+    steps = x_ids.shape[1]
+    t = st.slider("Time step t", 1, steps, 1, key="cell.t")
+    chars = [repr(c)[1:-1] if c != " " else "␣" for c in vocab.idx_to_token]
+    chars[0] = "unk"
+    X, H_prev, H_t, P = cache.X[t - 1], cache.H[t - 1], cache.H[t], cache.P[t - 1][0]
+    target = int(y_ids[0, t - 1])
+    step_loss = -np.log(P[target])
+    st.markdown(f"Step **t = {t}**: the network reads **'{word[t - 1]}'** and should predict **'{word[t]}'**. "
+                f"It gives that letter probability {P[target]:.3f}, a loss of {step_loss:.3f} "
+                f"(mean over all {steps} steps: {cache.loss:.3f}). The weights are random: nothing is learnt yet.")
+    units = [f"h{i + 1}" for i in range(hidden)]
+    fig = make_subplots(rows=2, cols=3, subplot_titles=("X_t (one-hot input)", "H_{t-1} (previous state)",
+                                                        "H_t (new state)", "W_xh", "W_hh", "softmax(O_t)"),
+                        vertical_spacing=0.16, horizontal_spacing=0.07)
+    heat(fig, X, 1, 1, chars, ["x"])
+    heat(fig, H_prev, 1, 2, units, ["h"])
+    heat(fig, H_t, 1, 3, units, ["h"])
+    heat(fig, params_["W_xh"], 2, 1, units, chars)
+    heat(fig, params_["W_hh"], 2, 2, units, units)
+    fig.add_trace(go.Bar(x=chars, y=P, marker_color=["#e45756" if i == target else "#4c78a8" for i in range(len(P))],
+                         showlegend=False), row=2, col=3)
+    fig.update_layout(height=560, margin=dict(t=40, b=20))
+    st.plotly_chart(fig, width="stretch")
+    st.caption("Red bar: the letter that really comes next. Move t and watch H_{t-1} become the previous step's H_t.")
+
+    # The unrolled network: the same weights at every step.
+    ufig = go.Figure()
+    for s in range(steps):
+        for y, label, colour in ((0, f"x{s + 1}<br>'{word[s]}'", "#a0c4ff"), (1, f"H{s + 1}", "#ffd6a5"),
+                                 (2, f"O{s + 1}", "#caffbf")):
+            ufig.add_trace(go.Scatter(x=[s], y=[y], mode="markers+text", text=[label], textposition="middle center",
+                                      marker=dict(size=44, color=colour if s + 1 != t else "#ff8fab", symbol="square"),
+                                      showlegend=False, hoverinfo="skip"))
+        ufig.add_annotation(x=s, y=0.72, ax=s, ay=0.28, xref="x", yref="y", axref="x", ayref="y", text="W_xh",
+                            showarrow=True, arrowhead=2, font=dict(size=9))
+        ufig.add_annotation(x=s, y=1.72, ax=s, ay=1.28, xref="x", yref="y", axref="x", ayref="y", text="W_hq",
+                            showarrow=True, arrowhead=2, font=dict(size=9))
+        if s:
+            ufig.add_annotation(x=s - 0.22, y=1, ax=s - 0.78, ay=1, xref="x", yref="y", axref="x", ayref="y",
+                                text="W_hh", showarrow=True, arrowhead=2, font=dict(size=9), yshift=12)
+    ufig.update_layout(title="Unrolled through time: the same W_xh, W_hh, W_hq at every step",
+                       xaxis=dict(visible=False, range=[-0.6, steps - 0.4]), yaxis=dict(visible=False, range=[-0.6, 2.6]),
+                       height=300, margin=dict(t=50, b=10))
+    st.plotly_chart(ufig, width="stretch")
+
+st.header("2 · Two products or one")
+st.markdown("Stacking X and H side by side, and W_xh on top of W_hh, gives the same pre-activation with one "
+            "matrix product. Implementations use this to run one big multiplication per step. Random matrices of "
+            "the book's shapes:")
+if st.button("New random matrices", key="cell.concat_new"):
+    st.session_state["cell.concat_seed"] = st.session_state.get("cell.concat_seed", 0) + 1
+rng = np.random.default_rng(st.session_state.get("cell.concat_seed", 0))
+Xc, Wx, Hc, Wh = rng.standard_normal((3, 1)), rng.standard_normal((1, 4)), rng.standard_normal((3, 4)), rng.standard_normal((4, 4))
+two = Xc @ Wx + Hc @ Wh
+one = np.concatenate([Xc, Hc], axis=1) @ np.concatenate([Wx, Wh], axis=0)
+q1, q2, q3 = st.columns(3)
+q1.markdown("X W_xh + H W_hh")
+q1.dataframe(pd.DataFrame(two).round(4), hide_index=True)
+q2.markdown("[X, H] @ [W_xh; W_hh]")
+q2.dataframe(pd.DataFrame(one).round(4), hide_index=True)
+q3.metric("Largest difference", f"{np.max(np.abs(one - two)):.1e}")
+
+st.header("3 · Memory without growing")
+st.markdown("However long the sequence, the RNN keeps the same weights and a state of fixed size. A table "
+            "of n-gram counts needs an entry for every possible context, which grows exponentially.")
+m1, m2, m3 = st.columns(3)
+V = m1.number_input("Vocabulary |V|", 2, 100_000, 28, key="cell.V")
+h2 = m2.number_input("Hidden units h", 1, 10_000, 256, key="cell.h2")
+ctx = np.arange(1, 21)
+with learner_errors():
+    rnn_params = sum(tokens.rnn_parameter_terms(V, V, h2).values()) - V * V  # one-hot input: no embedding matrix
+    pfig = go.Figure()
+    pfig.add_trace(go.Scatter(x=ctx, y=[rnn_params] * len(ctx), name="RNN parameters (any context)"))
+    pfig.add_trace(go.Scatter(x=ctx, y=[float(tokens.ngram_table_size(V, int(k))) for k in ctx],
+                              name="n-gram table entries |V|^(k+1)"))
+    pfig.update_layout(xaxis_title="context length k", yaxis_title="count", yaxis_type="log", height=330,
+                       margin=dict(t=20, b=40))
+    st.plotly_chart(pfig, width="stretch")
+    m3.metric("RNN state size", f"{h2} numbers")
+
+st.header("4 · Proof: the gradients are right")
+st.markdown(
+    "RNN Lab's training rests on a backward pass through time written out by hand (no autograd) in "
+    "`core/rnn_ref.py`. Below it is checked three independent ways: against PyTorch's automatic "
+    "differentiation, against finite differences of the loss, and the forward pass against PyTorch's "
+    "own `nn.RNN`, across several shapes. The same checks run from the command line: `python -m core verify`."
+)
+if st.button("Run the verification checks", type="primary", key="cell.verify"):
+    with st.spinner("Checking ..."):
+        results = verify.run_checks()
+    st.session_state["cell.results"] = [(r.name, r.error, r.tolerance, r.passed) for r in results]
+if "cell.results" in st.session_state:
+    rows = st.session_state["cell.results"]
+    passed = sum(r[3] for r in rows)
+    (st.success if passed == len(rows) else st.error)(f"{passed} passed, {len(rows) - passed} failed")
+    st.dataframe(pd.DataFrame(rows, columns=["check", "error", "tolerance", "passed"]), hide_index=True,
+                 width="stretch", height=320, column_config={"error": st.column_config.NumberColumn(format="%.2e")})
+
+st.subheader("Check one gradient yourself")
+with learner_errors():
+    names = [k for k in rnn_ref.PARAM_ORDER if k in params_] + ["H0"]
+    f1, f2, f3 = st.columns(3)
+    pname = f1.selectbox("Parameter", names, index=names.index("W_hh"), key="cell.fd_param")
+    shape = cache.H[0].shape if pname == "H0" else params_[pname].shape
+    i = f2.number_input(f"Row (0..{shape[0] - 1})", 0, shape[0] - 1, 0, key="cell.fd_i")
+    j = f3.number_input(f"Column (0..{shape[1] - 1})", 0, shape[1] - 1, 0, key="cell.fd_j") if len(shape) > 1 else None
+    idx = (int(i),) if j is None else (int(i), int(j))
+    _, grads = rnn_ref.loss_and_grads(params_, x_ids, y_ids)
+    analytic = float(grads[pname][idx])
+    numeric = rnn_ref.finite_difference(params_, x_ids, y_ids, pname, idx)
+    g1, g2, g3 = st.columns(3)
+    g1.metric("Hand-written BPTT", f"{analytic:.10f}")
+    g2.metric("Finite differences", f"{numeric:.10f}")
+    g3.metric("Relative error", f"{verify.rel_err(analytic, numeric):.1e}")
+
+show_source(rnn_ref.cell, rnn_ref.forward, rnn_ref.backward, title="The code of the cell and its backward pass")

@@ -1,0 +1,110 @@
+"""Lab 4, Sampling: a pretrained character RNN; prefix, temperature, and what the model 'thinks'."""
+import html
+
+import numpy as np
+import plotly.graph_objects as go
+import streamlit as st
+
+from core import sampling
+from ui import models, params
+from ui.common import cite, learner_errors, show_source
+
+params.page("sampling")
+st.title("✍️ Sampling")
+st.markdown(
+    "A trained language model turns any prefix into a probability for every possible next character. "
+    "**Sampling** draws one, feeds it back in, and repeats. The **temperature** T reshapes the distribution "
+    "before drawing: T < 1 sharpens it towards the likeliest character, T > 1 flattens it towards uniform, "
+    "T = 0 always takes the top choice (greedy)."
+)
+st.latex(r"p_T(c) = \frac{\exp(o_c / T)}{\sum_{c'} \exp(o_{c'} / T)}")
+cite("9.5 Recurrent Neural Network Implementation from Scratch (prediction)")
+
+controls, view = st.columns([1, 3], gap="large")
+with controls:
+    st.subheader("Controls")
+    names = models.available()
+    model_name = params.choice("Model", "model", models.PRETRAINED, names,
+                               format_func=lambda n: "Pretrained (The Time Machine)" if n == models.PRETRAINED else n)
+    prefix = params.text("Prefix", "prefix", "the time traveller", 200)
+    temperature = params.float_slider("Temperature T", "temp", 0.8, 0.0, 2.0, 0.05)
+    length = params.int_slider("Characters to generate", "len", 300, 20, 1000, step=10)
+    top_k = params.int_slider("Top-k (0 = off)", "topk", 0, 0, 50)
+    top_p = params.float_slider("Top-p (1 = off)", "topp", 1.0, 0.05, 1.0, 0.05)
+    seed = params.int_input("Seed", "seed", 0, 0, 1_000_000)
+    if st.button("Regenerate", icon="🎲", width="stretch"):
+        st.session_state["sampling.seed"] = (seed + 1) % 1_000_001
+        st.rerun()
+
+with view, learner_errors():
+    lm = models.get(model_name)
+    meta = lm.meta
+    if model_name == models.PRETRAINED:
+        st.caption(f"Plain tanh RNN, {lm.net.spec.hidden_size} hidden units, {len(lm.vocab)} characters; held-out "
+                   f"perplexity {meta.get('val_ppl', float('nan')):.2f} ({meta.get('val_bits_per_char', float('nan')):.2f} "
+                   "bits per character).")
+    out = sampling.sample(lm, prefix, length, temperature, top_k or None, top_p if top_p < 1 else None, seed)
+    if out.unknown:
+        st.warning(f"The model does not know {', '.join(map(repr, out.unknown))}: dropped from the prefix.", icon="⚠️")
+    if prefix and out.prefix != prefix:
+        st.caption(f"The model reads the prefix cleaned as its training text: {out.prefix!r}")
+
+    surprisal = -np.log2(np.clip(out.probabilities, 1e-12, 1.0))
+
+    def tint(bits: float) -> str:
+        level = min(bits / 6.0, 1.0)  # 0 bits: white, 6+ bits: strong red
+        return f"rgba(228, 87, 86, {0.08 + 0.72 * level:.2f})"
+
+    spans = "".join(f'<span title="p = {p:.3f} ({b:.1f} bits)" style="background:{tint(b)}">{html.escape(t)}</span>'
+                    for t, p, b in zip(out.token_texts, out.probabilities, surprisal))
+    st.markdown(f'<div style="font-family:monospace;font-size:1.05em;line-height:1.7;white-space:pre-wrap;'
+                f'border:1px solid #e5e7eb;border-radius:6px;padding:12px"><b>{html.escape(out.prefix)}</b>{spans}</div>',
+                unsafe_allow_html=True)
+    legend = "".join(f'<span style="background:{tint(b)};padding:0 6px;margin-right:4px">{b} bits</span>' for b in (0, 1, 2, 4, 6))
+    st.markdown(f'<div style="font-size:0.85em">Shade = surprisal −log₂ p of each generated character under the '
+                f'model at T = 1: {legend} (bold: your prefix)</div>', unsafe_allow_html=True)
+    st.metric("Mean surprisal of the generated text", f"{surprisal.mean():.2f} bits/char",
+              help="Low: the model found its own text predictable. Greedy text scores lowest, high T highest.")
+
+    st.subheader("What comes next?")
+    p_t = sampling.next_distribution(lm, prefix, temperature)
+    p_1 = sampling.next_distribution(lm, prefix, 1.0)
+    top = np.argsort(-p_1)[:15]
+    labels = [repr(lm.vocab.token_text(int(i))) for i in top]
+    bfig = go.Figure()
+    bfig.add_trace(go.Bar(x=labels, y=p_1[top], name="T = 1 (the model)", marker_color="#9aa5b1"))
+    bfig.add_trace(go.Bar(x=labels, y=p_t[top], name=f"T = {temperature:g} (sampled from)", marker_color="#3f6fd8"))
+    bfig.update_layout(barmode="group", yaxis_title="probability", height=330, margin=dict(t=20, b=40),
+                       title=f"Entropy {sampling.entropy_bits(p_1):.2f} bits at T = 1, "
+                             f"{sampling.entropy_bits(p_t):.2f} bits at T = {temperature:g}")
+    st.plotly_chart(bfig, width="stretch")
+
+    st.subheader("Inside the model: the hidden state")
+    shown = (out.prefix + out.text)[:160]
+    H = sampling.hidden_states(lm, shown)
+    if len(H):
+        strongest = np.argsort(-np.abs(H).mean(axis=0))[:24]
+        hfig = go.Figure(go.Heatmap(z=H[:, strongest].T, x=[f"{i}:{c}" for i, c in enumerate(shown)],
+                                    y=[f"unit {u}" for u in strongest], colorscale="RdBu", zmid=0, zmin=-1, zmax=1))
+        hfig.update_layout(height=460, margin=dict(t=20, b=40), xaxis=dict(tickangle=0, tickfont=dict(size=8), nticks=40))
+        st.plotly_chart(hfig, width="stretch")
+        st.caption("Rows: the 24 units with the largest mean |activation| on this text (of "
+                   f"{H.shape[1]}); columns: characters read. Look for units that flip at spaces or stay on "
+                   "inside words: a first glimpse of what the state remembers. Most active units: "
+                   + ", ".join(f"{u} (mean |h| {np.abs(H[:, u]).mean():.2f})" for u in strongest[:5]) + ".")
+
+    st.subheader("Greedy against sampled")
+    greedy = sampling.sample(lm, prefix, min(length, 300), 0.0)
+    sampled = sampling.sample(lm, prefix, min(length, 300), max(temperature, 0.05), top_k or None,
+                              top_p if top_p < 1 else None, seed)
+    g1, g2 = st.columns(2)
+    g1.markdown(f"**Greedy (T = 0)**: distinct 3-grams {100 * sampling.distinct_ngram_share(greedy.text):.0f}%")
+    g1.text(greedy.text)
+    g2.markdown(f"**Sampled (T = {max(temperature, 0.05):g})**: distinct 3-grams "
+                f"{100 * sampling.distinct_ngram_share(sampled.text):.0f}%")
+    g2.text(sampled.text)
+    st.caption("Greedy decoding always takes the single likeliest next character. Once it lands in a phrase "
+               "that leads back to itself it repeats forever, so few of its 3-grams are distinct. Sampling keeps "
+               "some randomness and stays varied, at the price of occasional odd choices.")
+
+show_source(sampling.sample, sampling.distribution)

@@ -1,0 +1,235 @@
+"""Lab 6, Training: train RNN language models live (CPU or GPU), with progress, stop, compare and export."""
+import math
+from dataclasses import replace
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from core import train as core_train
+from core.train import PRESETS, TrainConfig
+from ui import data, models, params
+from ui.common import cite, learner_errors, show_source
+from ui.jobs import JobManager
+
+params.page("training")
+st.title("🏋️ Training")
+st.markdown(
+    "Pick a preset or set every knob, press **Train**, and watch the model learn: perplexity falls, and the "
+    "samples turn from noise into words. Training runs on the server in the background, so you can visit "
+    "other labs and come back. Perplexity is exp(mean cross-entropy): a model guessing uniformly among V "
+    "tokens scores V. **Bits per byte** divides the cross-entropy in bits by the bytes per token, so a "
+    "character model and a BPE model can be compared."
+)
+cite("9.5 Recurrent Neural Network Implementation from Scratch and 9.6 Concise Implementation")
+
+
+def _session_alive(session_id: str) -> bool:
+    try:
+        from streamlit.runtime import Runtime
+        return not Runtime.exists() or Runtime.instance().is_active_session(session_id)
+    except Exception:
+        return True
+
+
+@st.cache_resource
+def manager() -> JobManager:
+    return JobManager(session_alive=_session_alive)
+
+
+def session_id() -> str:
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+    ctx = get_script_run_ctx()
+    return ctx.session_id if ctx else "local"
+
+
+PRESET_NOTES = {
+    "book": "The book's run: characters, 10,000 training windows of 32, 32 hidden units, SGD at lr 1, 100 epochs.",
+    "bpe": "The book's newer setup: byte-level BPE with 1,024 tokens, embedding 64, 128 hidden units, 10 epochs.",
+    "whole": "The whole corpus (90% / 10%), state carried across windows, 256 units, Adam: about a minute of CPU.",
+    "tiny": "Three quick epochs of a small model: seconds, for trying the controls.",
+}
+
+jobs = manager()
+sid = session_id()
+mine = jobs.for_session(sid)
+active = [j for j in mine if j.active]
+
+with st.sidebar:
+    if active:
+        st.caption(f"Training: {active[0].name} ({active[0].status})")
+
+preset = params.choice("Preset", "preset", "book", tuple(PRESETS), widget="segmented_control",
+                       format_func=lambda p: p.upper() if p == "bpe" else p.capitalize())
+base = PRESETS[preset or "book"]
+st.caption(PRESET_NOTES.get(preset, ""))
+
+with st.form("train_form"):
+    st.markdown("**Data**")
+    d1, d2, d3, d4 = st.columns(4)
+    source = d1.radio("Text", ("timemachine", "upload"), key=f"tr.source.{preset}",
+                      format_func=lambda s: {"timemachine": "The Time Machine", "upload": "My upload"}[s])
+    tokenizer = d2.radio("Tokens", ("char", "bpe"), index=("char", "bpe").index(base.tokenizer), key=f"tr.tok.{preset}",
+                         format_func=lambda s: {"char": "characters", "bpe": "BPE"}[s])
+    bpe_vocab = d3.select_slider("BPE vocabulary", [256, 512, 1024, 2048, 4096], value=base.bpe_vocab, key=f"tr.bpe.{preset}")
+    split = d4.radio("Split", ("book", "whole"), index=("book", "whole").index(base.split), key=f"tr.split.{preset}",
+                     format_func=lambda s: {"book": "book windows", "whole": "whole corpus 90/10"}[s])
+    d5, d6, d7, d8 = st.columns(4)
+    num_train = d5.number_input("Training windows (book split)", 1, 1_000_000, base.num_train, key=f"tr.ntr.{preset}")
+    num_val = d6.number_input("Validation windows (book split)", 1, 1_000_000, base.num_val, key=f"tr.nval.{preset}")
+    cleaning = d7.radio("Cleaning", ("letters", "punctuation"), index=("letters", "punctuation").index(base.cleaning),
+                        key=f"tr.clean.{preset}")
+    truncation = d8.radio("Between windows", ("fresh", "detach"), index=("fresh", "detach").index(base.truncation),
+                          key=f"tr.trunc.{preset}", help="fresh: zero state per window; detach: carry the state, "
+                          "cut the gradient (whole-corpus split only)",
+                          format_func=lambda s: {"fresh": "fresh zero state", "detach": "carry state (detach)"}[s])
+    st.markdown("**Model**")
+    m1, m2, m3, m4, m5 = st.columns(5)
+    cell = m1.selectbox("Cell", ("scratch", "rnn", "gru", "lstm"), index=("scratch", "rnn", "gru", "lstm").index(base.cell),
+                        key=f"tr.cell.{preset}", format_func=lambda c: {"scratch": "RNN from scratch", "rnn": "RNN (fused)",
+                                                                         "gru": "GRU", "lstm": "LSTM"}[c])
+    hidden = m2.number_input("Hidden units", 1, 2048, base.hidden_size, key=f"tr.h.{preset}")
+    embed = m3.number_input("Embedding (0 = one-hot)", 0, 1024, base.embed_dim, key=f"tr.e.{preset}")
+    layers = m4.number_input("Layers", 1, 4, base.num_layers, key=f"tr.l.{preset}")
+    dropout = m5.number_input("Dropout", 0.0, 0.9, base.dropout, step=0.05, key=f"tr.do.{preset}")
+    st.markdown("**Optimisation**")
+    o1, o2, o3, o4, o5, o6 = st.columns(6)
+    optimizer = o1.selectbox("Optimizer", ("sgd", "adam"), index=("sgd", "adam").index(base.optimizer), key=f"tr.opt.{preset}",
+                             format_func=str.upper)
+    lr = o2.number_input("Learning rate", 1e-5, 100.0, base.lr, format="%g", key=f"tr.lr.{preset}")
+    clip = o3.number_input("Clip norm (0 = off)", 0.0, 1000.0, base.clip, key=f"tr.clip.{preset}")
+    epochs = o4.number_input("Epochs", 1, 10_000, base.epochs, key=f"tr.ep.{preset}")
+    batch = o5.number_input("Batch size", 1, 8192, base.batch_size, key=f"tr.b.{preset}")
+    steps = o6.number_input("num_steps", 1, 512, base.num_steps, key=f"tr.ns.{preset}")
+    o7, o8, o9 = st.columns(3)
+    seed = o7.number_input("Seed", 0, 2**31 - 1, base.seed, key=f"tr.seed.{preset}")
+    device = o8.radio("Device", ("auto", "cpu", "cuda"), horizontal=True, key=f"tr.dev.{preset}")
+    lr_decay = o9.radio("Learning-rate schedule", ("none", "cosine"), index=("none", "cosine").index(base.lr_decay),
+                        horizontal=True, key=f"tr.sched.{preset}")
+    submitted = st.form_submit_button("Train", type="primary", icon="▶️", disabled=bool(active))
+
+if submitted:
+    with learner_errors():
+        config = replace(base, tokenizer=tokenizer, bpe_vocab=int(bpe_vocab), split=split, num_train=int(num_train),
+                         num_val=int(num_val), cleaning=cleaning, truncation=truncation if split == "whole" else "fresh",
+                         cell=cell, hidden_size=int(hidden), embed_dim=int(embed), num_layers=int(layers),
+                         dropout=float(dropout), optimizer=optimizer, lr=float(lr), clip=float(clip), epochs=int(epochs),
+                         batch_size=int(batch), num_steps=int(steps), seed=int(seed), device=device, lr_decay=lr_decay)
+        if source == "upload":
+            up = data.uploaded()
+            if up is None:
+                raise ValueError("Upload a text first (in the box below), or train on The Time Machine.")
+            text = up["text"]
+        else:
+            text = data.time_machine_or_none()
+            if text is None:
+                raise ValueError("The Time Machine is not available here. Upload a text below, or set RNNLAB_CORPUS.")
+        jobs.submit(config, text, sid, name=f"{preset} #{len(mine) + 1}")
+        st.rerun()
+
+with st.expander("Train on your own text"):
+    data.upload_widget("training_upload")
+    if data.uploaded():
+        st.caption(f"Uploaded: {data.uploaded()['name']} ({len(data.uploaded()['text']):,} characters)")
+    if data.time_machine_or_none() is None:
+        data.missing_corpus_message()
+        data.download_button()
+
+
+def history_frame(job) -> pd.DataFrame:
+    rows = job.progress.history if job.progress else []
+    return pd.DataFrame(rows)
+
+
+def curves(jobs_to_plot, title: str) -> go.Figure:
+    fig = go.Figure()
+    for job in jobs_to_plot:
+        h = history_frame(job)
+        if h.empty:
+            continue
+        if len(jobs_to_plot) == 1:
+            fig.add_trace(go.Scatter(x=h["epoch"][1:], y=h["train_ppl"][1:], name="train perplexity", mode="lines+markers"))
+        fig.add_trace(go.Scatter(x=h["epoch"], y=h["val_ppl"], mode="lines+markers",
+                                 name="validation perplexity" if len(jobs_to_plot) == 1 else job.name))
+    fig.update_layout(title=title, xaxis_title="epoch", yaxis_title="perplexity", yaxis_type="log", height=340,
+                      margin=dict(t=50, b=40))
+    return fig
+
+
+@st.fragment(run_every=1.0)
+def live() -> None:
+    current = [j for j in jobs.for_session(sid) if j.active]
+    latest = current[0] if current else (jobs.for_session(sid)[-1] if jobs.for_session(sid) else None)
+    if latest is None:
+        st.info("No run yet: choose a preset and press **Train**.", icon="ℹ️")
+        return
+    p = latest.progress
+    st.subheader(f"{latest.name}: {latest.status}")
+    if latest.active:
+        frac = p.step / p.total_steps if p and p.total_steps else 0.0
+        st.progress(frac, text=f"epoch {p.epoch if p else 0}/{latest.config.epochs}, step {p.step if p else 0}"
+                                f"/{p.total_steps if p else '?'}" if p else "preparing the data ...")
+        if st.button("Stop", icon="⏹️", key=f"stop_{latest.id}"):
+            jobs.stop(latest.id)
+    elif latest.status == "error":
+        st.error(latest.message, icon="🚫")
+    elif latest.status == "diverged":
+        st.warning(latest.message, icon="💥")
+    else:
+        st.success(f"{latest.status}: {latest.message}", icon="✅")
+    if p is not None:
+        c = st.columns(6)
+        c[0].metric("Train perplexity", f"{p.train_ppl:.2f}" if math.isfinite(p.train_ppl) else "–")
+        c[1].metric("Validation perplexity", f"{p.val_ppl:.2f}" if math.isfinite(p.val_ppl) else "–")
+        c[2].metric("Bits per byte", f"{p.val_bpb:.3f}" if math.isfinite(p.val_bpb) else "–")
+        c[3].metric("Tokens / s", f"{p.tokens_per_s:,.0f}")
+        c[4].metric("Elapsed", f"{p.elapsed:.0f} s")
+        c[5].metric("ETA", f"{p.eta:.0f} s" if math.isfinite(p.eta) else "–")
+        st.caption(f"Device: {p.device}")
+        st.plotly_chart(curves([latest], "Perplexity per epoch (epoch 0: untrained)"), width="stretch",
+                        key=f"curve_{latest.id}")
+        if latest.samples:
+            st.markdown("**Samples** (prefix '" + latest.config.sample_prefix + "', T = 0.8)")
+            st.dataframe(pd.DataFrame(latest.samples[::-1], columns=["epoch", "sample"]), hide_index=True,
+                         width="stretch", height=min(300, 40 + 35 * len(latest.samples)))
+
+
+live()
+
+done = [j for j in jobs.for_session(sid) if not j.active and j.result is not None]
+if done:
+    st.header("Compare and export")
+    st.plotly_chart(curves(done, "Validation perplexity of this session's runs"), width="stretch")
+    table = []
+    for j in done:
+        last = j.result.final
+        table.append({"run": j.name, "status": j.status, "cell": j.config.cell, "tokens": j.config.tokenizer,
+                      "hidden": j.config.hidden_size, "optimizer": j.config.optimizer, "lr": j.config.lr,
+                      "epochs": last.get("epoch"), "val ppl": round(last.get("val_ppl", math.nan), 3),
+                      "bits/byte": round(last.get("val_bpb", math.nan), 3), "seconds": round(j.result.elapsed, 1),
+                      "tokens/s": round(j.result.tokens_per_s), "device": j.result.device})
+    st.dataframe(pd.DataFrame(table), hide_index=True, width="stretch")
+    for j in reversed(done):
+        with st.container(border=True):
+            st.markdown(f"**{j.name}** · {j.status} · val perplexity {j.result.final.get('val_ppl', math.nan):.2f}")
+            e1, e2, e3 = st.columns(3)
+            e1.download_button("Download run (.zip: weights, JSON, CSV)", core_train.run_zip(j.result),
+                               file_name=f"rnnlab-{j.name.replace(' ', '').replace('#', '-')}.zip",
+                               mime="application/zip", key=f"zip_{j.id}")
+            e2.download_button("Metrics (.csv)", core_train.metrics_csv(j.result.history),
+                               file_name=f"rnnlab-{j.id}-metrics.csv", mime="text/csv", key=f"csv_{j.id}")
+            if e3.button("Use in the Sampling lab", key=f"use_{j.id}"):
+                models.add_session_model(j.name, j.result.lm)
+                st.toast(f"{j.name} is now in the Sampling lab's model picker.")
+
+with st.expander("How training works here"):
+    st.markdown("""
+- **Book split**: the first *num_train* windows of *num_steps* tokens (stride one) train, the next *num_val*
+  validate; every window starts from a zero state. **Whole corpus**: the first 90% trains as *batch size*
+  parallel streams read in order from a random offset each epoch; the last 10% validates.
+- **Clipping** rescales the whole gradient to norm θ when it is larger. **Divergence**: a NaN or infinite loss
+  stops the run and restores the weights of the last good step. **Stop** keeps everything learnt so far.
+- The **RNN (fused)** cell runs a hand-written, verified time loop on the CPU and cuDNN on a GPU; **from scratch**
+  is the book's loop over time steps in plain PyTorch. Both compute the same function.
+""")
+    show_source(core_train.train, title="The training loop")

@@ -1,0 +1,77 @@
+"""Cached access to the corpus, uploads and tokenizers, shared by the text, training and sampling pages."""
+from __future__ import annotations
+
+import streamlit as st
+
+from core import corpus, tokens
+
+UPLOAD_KEY = "_rnnlab_upload"
+
+
+@st.cache_data(show_spinner="Loading The Time Machine ...", max_entries=2)
+def time_machine() -> str:
+    return corpus.load_corpus(download=False)
+
+
+def time_machine_or_none() -> str | None:
+    """The corpus if it is on disk (env var or cache); None otherwise (no download on a plain page view)."""
+    if not corpus.corpus_available():
+        return None
+    try:
+        return time_machine()
+    except corpus.CorpusError:
+        return None
+
+
+def download_button() -> None:
+    """Offer the download; on success the page reruns with the corpus."""
+    if st.button("Download The Time Machine now", icon="⬇️"):
+        with st.spinner("Downloading and checking the SHA-1 ..."):
+            try:
+                corpus.download_corpus(timeout=20)
+            except corpus.CorpusError as exc:
+                st.error(str(exc))
+                return
+        time_machine.clear()
+        st.rerun()
+
+
+def upload_widget(key: str) -> None:
+    """A .txt upload kept in the session (shared by the labs); bad files get a clear message."""
+    up = st.file_uploader("Upload your own text (.txt, UTF-8, up to 5 MB)", type=["txt"], key=key)
+    if up is not None:
+        try:
+            text = corpus.validate_upload(up.getvalue())
+        except corpus.CorpusError as exc:
+            st.error(str(exc), icon="🚫")
+            return
+        st.session_state[UPLOAD_KEY] = {"name": up.name, "text": text}
+
+
+def uploaded() -> dict | None:
+    return st.session_state.get(UPLOAD_KEY)
+
+
+def missing_corpus_message() -> None:
+    st.warning("The Time Machine is not available on this machine. " + corpus.HOW_TO_GET, icon="📄")
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def cleaned(text: str, how: str) -> str:
+    return corpus.clean(text, how)
+
+
+@st.cache_resource(show_spinner="Training a BPE tokenizer (once per text and size) ...", max_entries=32)
+def bpe(text: str, size: int):
+    return tokens.train_bpe(text, size)
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def char_vocab(text: str):
+    return tokens.CharVocab.build(text)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def encoded(text: str, kind: str, size: int):
+    vocab = char_vocab(text) if kind == "char" else bpe(text, size)
+    return vocab.encode(text)

@@ -1,0 +1,118 @@
+"""Training runs in worker threads, shared by the whole server process.
+
+A worker thread only calls core.train.train and writes into its Job; it never calls st.*. Pages read the
+Job from a fragment that refreshes about once a second. A process-wide limit bounds concurrent runs
+(RNNLAB_MAX_CPU_RUNS, default 1; RNNLAB_MAX_GPU_RUNS, default one per GPU); further runs are refused
+with a clear message. A run whose browser session has gone stops by itself and is dropped.
+"""
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Callable
+
+import torch
+
+from core.device import resolve_device
+from core.train import Progress, TrainConfig, TrainResult, prepare_data, train
+
+_ids = itertools.count(1)
+
+
+@dataclass
+class Job:
+    id: int
+    name: str
+    session_id: str
+    config: TrainConfig
+    device: str
+    status: str = "starting"          # starting | running | finished | stopped | diverged | time limit | error
+    message: str = ""
+    progress: Progress | None = None
+    result: TrainResult | None = None
+    samples: list = field(default_factory=list)   # (epoch, text)
+    stop_event: threading.Event = field(default_factory=threading.Event)
+    started: float = field(default_factory=time.time)
+    thread: threading.Thread | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.status in ("starting", "running")
+
+
+class JobManager:
+    def __init__(self, max_cpu: int | None = None, max_gpu: int | None = None,
+                 session_alive: Callable[[str], bool] | None = None):
+        self.max_cpu = max_cpu if max_cpu is not None else int(os.environ.get("RNNLAB_MAX_CPU_RUNS", "1"))
+        gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        self.max_gpu = max_gpu if max_gpu is not None else int(os.environ.get("RNNLAB_MAX_GPU_RUNS", str(gpus)))
+        self.session_alive = session_alive or (lambda sid: True)
+        self.jobs: dict[int, Job] = {}
+        self.lock = threading.Lock()
+
+    def running(self, kind: str) -> int:
+        return sum(1 for j in self.jobs.values() if j.active and j.device == kind)
+
+    def submit(self, config: TrainConfig, text: str, session_id: str, name: str | None = None) -> Job:
+        """Start a run in a worker thread, or raise ValueError when the limit for its device is reached."""
+        kind = resolve_device(config.device).type
+        with self.lock:
+            limit = self.max_gpu if kind == "cuda" else self.max_cpu
+            if self.running(kind) >= limit:
+                raise ValueError(f"The server is already training {self.running(kind)} model(s) on the "
+                                 f"{kind.upper()} (limit {limit}). Wait for a run to finish or stop one, then try again.")
+            job_id = next(_ids)
+            job = Job(job_id, name or f"run {job_id}", session_id, config, kind)
+            self.jobs[job_id] = job
+        job.thread = threading.Thread(target=self._work, args=(job, text), name=f"rnnlab-train-{job_id}", daemon=True)
+        job.thread.start()
+        return job
+
+    def _work(self, job: Job, text: str) -> None:
+        last_check = [time.time()]
+
+        def on_progress(p: Progress) -> None:
+            job.status = "running"
+            job.progress = p
+            if p.sample and (not job.samples or job.samples[-1][0] != p.epoch):
+                job.samples.append((p.epoch, p.sample))
+            now = time.time()
+            if now - last_check[0] > 5:
+                last_check[0] = now
+                if not self.session_alive(job.session_id):
+                    job.stop_event.set()
+                    job.message = "the browser session closed"
+
+        try:
+            data = prepare_data(job.config, text)
+            result = train(job.config, data=data, on_progress=on_progress, stop_event=job.stop_event)
+            job.result = result
+            job.message = job.message or result.message
+            job.status = result.status
+        except ValueError as exc:
+            job.status, job.message = "error", str(exc)
+        except Exception as exc:  # a bug must not kill the server: report it on the page
+            job.status, job.message = "error", f"training failed: {exc!r}"
+            traceback.print_exc()
+        finally:
+            if not self.session_alive(job.session_id):
+                self.forget(job.id)
+
+    def stop(self, job_id: int) -> None:
+        job = self.jobs.get(job_id)
+        if job is not None:
+            job.stop_event.set()
+
+    def for_session(self, session_id: str) -> list[Job]:
+        return [j for j in self.jobs.values() if j.session_id == session_id]
+
+    def forget(self, job_id: int) -> None:
+        with self.lock:
+            job = self.jobs.pop(job_id, None)
+        if job is not None:
+            job.stop_event.set()
+            job.result = None  # free the weights
