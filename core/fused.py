@@ -29,18 +29,19 @@ class _TanhRNN(torch.autograd.Function):
     @staticmethod
     def backward(ctx, d_hs: torch.Tensor):
         hs, h0, w_hh = ctx.saved_tensors
-        T = hs.shape[0]
-        d_a = torch.empty_like(hs)
-        d_h = torch.zeros_like(h0)
+        T, hdim = hs.shape[0], hs.shape[-1]
         d_hs = d_hs.contiguous()
+        hs2 = hs * hs                                      # tanh' = 1 - h^2, for every step at once
+        d_a = torch.empty_like(hs)
+        g = d_hs[T - 1]                                    # dL/dH_t: from the output at t, and from step t+1
         for t in range(T - 1, -1, -1):
-            g = d_hs[t] + d_h
-            torch.mul(g, 1.0 - hs[t] * hs[t], out=d_a[t])   # through tanh
-            d_h = d_a[t] @ w_hh                            # to H_{t-1}
-        h_prev = torch.cat([h0.unsqueeze(0), hs[:-1]], dim=0)
-        hdim = hs.shape[-1]
-        d_w_hh = d_a.reshape(-1, hdim).t() @ h_prev.reshape(-1, hdim)
-        return d_a, d_h, d_w_hh
+            torch.addcmul(g, g, hs2[t], value=-1.0, out=d_a[t])   # dA_t = g * (1 - H_t^2)
+            if t:
+                g = torch.addmm(d_hs[t - 1], d_a[t], w_hh)         # dL/dH_{t-1} = out_{t-1} + dA_t W_hh
+        d_h0 = d_a[0] @ w_hh
+        flat = d_a[1:].reshape(-1, hdim)
+        d_w_hh = flat.t() @ hs[:-1].reshape(-1, hdim) + d_a[0].t() @ h0
+        return d_a, d_h0, d_w_hh
 
 
 class FusedRNN(nn.RNN):
@@ -52,10 +53,10 @@ class FusedRNN(nn.RNN):
                 and self.nonlinearity == "tanh" and self.bias and self.batch_first)
 
     def run_projected(self, xw: torch.Tensor, state: torch.Tensor | None):
-        """xw: (B, T, h) input projections without biases. Returns outputs (B, T, h), state (1, B, h)."""
-        B = xw.shape[0]
+        """xw: (T, B, h) time-major input projections without biases. Returns outputs (B, T, h), state (1, B, h)."""
+        B = xw.shape[1]
         h0 = state[0] if state is not None else xw.new_zeros(B, self.hidden_size)
-        xw = (xw + (self.bias_ih_l0 + self.bias_hh_l0)).transpose(0, 1).contiguous()
+        xw = xw + (self.bias_ih_l0 + self.bias_hh_l0)
         hs = _TanhRNN.apply(xw, h0, self.weight_hh_l0)
         out = hs.transpose(0, 1)
         return out, hs[-1].unsqueeze(0)
@@ -63,8 +64,8 @@ class FusedRNN(nn.RNN):
     def forward(self, x, hx=None):
         if not isinstance(x, torch.Tensor) or not self.uses_fused(x):
             return super().forward(x, hx)
-        return self.run_projected(x @ self.weight_ih_l0.t(), hx)
+        return self.run_projected(x.transpose(0, 1) @ self.weight_ih_l0.t(), hx)
 
     def forward_tokens(self, tokens: torch.Tensor, hx=None):
         """One-hot inputs given as ids: X W_ih^T is the row lookup W_ih^T[ids] (no one-hot matrix built)."""
-        return self.run_projected(nn.functional.embedding(tokens, self.weight_ih_l0.t()), hx)
+        return self.run_projected(nn.functional.embedding(tokens.t(), self.weight_ih_l0.t()), hx)

@@ -12,19 +12,18 @@ import json
 import math
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import torch
 
 from core.corpus import CORPUS_SHA1, load_corpus, sha1_of
-from core.train import LN2, PRESETS, TrainConfig, _bar, prepare_data, run_metadata, stream_cross_entropy, train, weights_bytes
+from core.train import LN2, TrainConfig, _bar, with_overrides, prepare_data, run_metadata, stream_cross_entropy, train, weights_bytes
 
 from core.assets import ASSETS, META, WEIGHTS  # noqa: E402
 COMMAND = "python -m core pretrain"
 
-CONFIG = TrainConfig(split="whole", truncation="detach", cell="rnn", hidden_size=512, embed_dim=0, dropout=0.4,
-                     optimizer="adam", lr=3e-3, lr_decay="cosine", weight_decay=0.1, clip=5.0, epochs=30,
+CONFIG = TrainConfig(split="whole", truncation="detach", cell="rnn", hidden_size=512, embed_dim=0, dropout=0.25,
+                     optimizer="adam", lr=4e-3, lr_decay="cosine", weight_decay=0.05, clip=5.0, epochs=30,
                      batch_size=32, num_steps=64, seed=0, sample_prefix="the time traveller", sample_length=120)
 
 
@@ -41,9 +40,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--epochs", type=int, default=CONFIG.epochs)
     parser.add_argument("--corpus", default=None, help="path to The Time Machine (default: RNNLAB_CORPUS, cache or download)")
     parser.add_argument("--out", default=str(ASSETS), help="folder for charrnn.safetensors and charrnn.json")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a setting")
     args = parser.parse_args(argv)
-    config = replace(CONFIG, device=args.device, epochs=args.epochs)
     try:
+        config = with_overrides(CONFIG, args.set, device=args.device, epochs=args.epochs)
         text = load_corpus(args.corpus)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -67,7 +67,8 @@ def main(argv: list[str] | None = None) -> int:
         "val_measure": "state carried across the whole held-out text, one stream",
         "best_epoch": result.best_epoch,
         "training_seconds": round(time.perf_counter() - t0, 1),
-        "command": f"{COMMAND} --device {args.device} --epochs {args.epochs}",
+        "command": " ".join([COMMAND, "--device", args.device, "--epochs", str(args.epochs),
+                             *[f"--set {s}" for s in args.set]]),
         "torch_version": torch.__version__,
     })
     for row in meta["history"]:

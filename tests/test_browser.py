@@ -33,3 +33,53 @@ def test_home_and_forecasting(page: Page, app_url, shots_dir):
     expect(page).to_have_url(re.compile(r"tau=8"), timeout=15_000)
     no_exception(page)
     page.screenshot(path=str(shots_dir / "forecasting.png"), full_page=True)
+
+
+def open_lab(page: Page, app_url: str, title: str) -> None:
+    page.goto(app_url)
+    expect(page.get_by_role("heading", name=re.compile("RNN Lab"))).to_be_visible(timeout=30_000)
+    page.locator("[data-testid='stSidebarNav']").get_by_text(title, exact=True).click()
+    expect(page.get_by_role("heading", name=re.compile(title))).to_be_visible(timeout=30_000)
+
+
+def test_text_cell_and_gradient_pages(page: Page, app_url, shots_dir):
+    open_lab(page, app_url, "Text to tokens")
+    expect(page.get_by_text("Bytes per token").first).to_be_visible(timeout=30_000)
+    no_exception(page)
+    page.screenshot(path=str(shots_dir / "tokens.png"), full_page=True)
+
+    open_lab(page, app_url, "RNN cell")
+    expect(page.get_by_text("Largest difference")).to_be_visible(timeout=30_000)
+    page.get_by_role("button", name="Run the verification checks").click()
+    expect(page.get_by_text(re.compile(r"\d+ passed, 0 failed"))).to_be_visible(timeout=60_000)
+    no_exception(page)
+    page.screenshot(path=str(shots_dir / "rnn_cell.png"), full_page=True)
+
+    open_lab(page, app_url, "Gradient flow")
+    expect(page.get_by_text("Spectral radius ρ")).to_be_visible(timeout=30_000)
+    no_exception(page)
+    page.screenshot(path=str(shots_dir / "gradient_flow.png"), full_page=True)
+
+
+def test_sampling_types_a_prefix(page: Page, app_url, shots_dir):
+    open_lab(page, app_url, "Sampling")
+    expect(page.get_by_text("Mean surprisal")).to_be_visible(timeout=30_000)
+    box = page.get_by_label("Prefix")
+    box.fill("the psychologist")
+    box.press("Enter")
+    expect(page.get_by_text("the psychologist").first).to_be_visible(timeout=30_000)
+    expect(page).to_have_url(re.compile(r"prefix=the\+psychologist|prefix=the%20psychologist"), timeout=15_000)
+    no_exception(page)
+    page.screenshot(path=str(shots_dir / "sampling.png"), full_page=True)
+
+
+def test_training_tiny_run_moves_the_chart(page: Page, app_url, shots_dir):
+    page.goto(app_url + "/training?preset=tiny")
+    expect(page.get_by_role("heading", name=re.compile("Training"))).to_be_visible(timeout=30_000)
+    page.get_by_role("button", name=re.compile("Train")).click()
+    expect(page.get_by_text(re.compile(r"tiny #1: (running|finished)"))).to_be_visible(timeout=60_000)
+    expect(page.get_by_text("tiny #1: finished")).to_be_visible(timeout=120_000)
+    expect(page.locator("[data-testid='stMetric']", has_text="Validation perplexity")).to_be_visible()
+    expect(page.get_by_text("Compare and export")).to_be_visible(timeout=30_000)
+    no_exception(page)
+    page.screenshot(path=str(shots_dir / "training.png"), full_page=True)

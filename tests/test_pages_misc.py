@@ -27,3 +27,60 @@ def test_cell_page_bad_input():
     assert not at.exception
     assert at.error and "two letters" in at.error[0].value
     assert any("h=" in w.value for w in at.warning)
+
+
+def test_sampling_page_changes_with_temperature_and_regenerates():
+    at = page("sampling").run()
+    assert not at.exception and not at.error
+    first = at.metric[0].value
+    at.slider(key="sampling.temp").set_value(1.6).run()
+    assert not at.exception
+    assert at.metric[0].value != first  # higher temperature: more surprising text
+    seed = at.number_input(key="sampling.seed").value
+    at.button[0].click().run()
+    assert at.number_input(key="sampling.seed").value == seed + 1
+    assert not at.exception
+
+
+def test_sampling_page_bad_query_params_and_unknown_characters():
+    at = page("sampling", temp="hot", topk="-4", prefix="Ünïcode 123!").run()
+    assert not at.exception
+    assert len(at.warning) >= 2
+
+
+def test_training_page_runs_a_tiny_job_and_exports(corpus_file):
+    import time
+    at = page("training", preset="tiny", timeout=120).run()
+    assert not at.exception
+    at.button[0].click().run()  # Train
+    assert not at.error
+    for _ in range(90):
+        time.sleep(1)
+        at.run()
+        if any("finished" in s.value for s in at.subheader):
+            break
+    assert any("finished" in s.value for s in at.subheader)
+    assert float(metric(at, "Validation perplexity")) < 15
+    assert len(at.get("download_button")) == 2
+    use = [b for b in at.button if b.label == "Use in the Sampling lab"][0]
+    use.click().run()
+    assert "tiny #1" in at.session_state["_rnnlab_session_models"]
+
+
+def test_training_page_stop(corpus_file):
+    import time
+    at = page("training", preset="whole", timeout=120).run()
+    at.button[0].click().run()
+    for _ in range(60):
+        time.sleep(0.5)
+        at.run()
+        if any(b.label == "Stop" for b in at.button) and at.metric:
+            break
+    [b for b in at.button if b.label == "Stop"][0].click().run()
+    for _ in range(60):
+        time.sleep(0.5)
+        at.run()
+        if any("stopped" in s.value for s in at.subheader):
+            break
+    assert any("stopped" in s.value for s in at.subheader)
+    assert not at.exception

@@ -1,0 +1,33 @@
+"""Helpers for the benchmarks: timing AppTest reruns of a page."""
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def rerun_ms(page: str, change, n: int = 20, query: dict | None = None) -> list[float]:
+    """Server time (ms) of n AppTest reruns of pages/<page>.py, calling change(at, i) before each."""
+    from streamlit.testing.v1 import AppTest
+    at = AppTest.from_file(str(ROOT / "pages" / f"{page}.py"), default_timeout=120)
+    for k, v in (query or {}).items():
+        at.query_params[k] = v
+    at.run()
+    times = []
+    for i in range(n):
+        change(at, i)
+        t0 = time.perf_counter()
+        at.run()
+        times.append(1000 * (time.perf_counter() - t0))
+        assert not at.exception, at.exception
+    return times
+
+
+def summary(label: str, times: list[float], target_ms: float | None = None) -> str:
+    med = statistics.median(times)
+    out = f"{label}: median {med:.1f} ms (min {min(times):.1f}, max {max(times):.1f}, n={len(times)})"
+    if target_ms is not None:
+        out += f"; target < {target_ms:g} ms -> {'ok' if med < target_ms else 'MISSED'}"
+    return out

@@ -1,0 +1,134 @@
+"""Sampling: greedy, seeds, temperature, top-k/top-p, unknown characters, and the shipped model."""
+import math
+import tracemalloc
+
+import numpy as np
+import pytest
+import torch
+
+from core import sampling
+from core.assets import load_pretrained
+from core.models import ModelSpec, RNNLM
+from core.sampling import LanguageModel, distribution
+from core.tokens import CharVocab
+
+
+@pytest.fixture(scope="module")
+def lm():
+    torch.manual_seed(0)
+    vocab = CharVocab.build("abcdefghijklmnopqrstuvwxyz ")
+    net = RNNLM(ModelSpec(len(vocab), 16, "rnn"))
+    with torch.no_grad():
+        for p in net.parameters():
+            p.mul_(4)
+    return LanguageModel(net, vocab)
+
+
+def test_greedy_is_deterministic(lm):
+    a = sampling.sample(lm, "the ", 50, 0.0)
+    b = sampling.sample(lm, "the ", 50, 0.0, seed=123)
+    assert a.text == b.text and len(a.text) == 50
+
+
+def test_seeded_sampling_is_reproducible(lm):
+    assert sampling.sample(lm, "abc", 80, 1.0, seed=7).text == sampling.sample(lm, "abc", 80, 1.0, seed=7).text
+    assert sampling.sample(lm, "abc", 80, 1.0, seed=7).text != sampling.sample(lm, "abc", 80, 1.0, seed=8).text
+
+
+def test_low_temperature_approaches_greedy(lm):
+    greedy = sampling.sample(lm, "the ", 40, 0.0).text
+    assert sampling.sample(lm, "the ", 40, 1e-4, seed=3).text == greedy
+
+
+def test_entropy_grows_with_temperature():
+    logits = np.array([3.0, 1.0, 0.5, -1.0, 0.0])
+    ent = [sampling.entropy_bits(distribution(logits, t)) for t in (0.0, 0.25, 0.5, 1.0, 2.0, 10.0)]
+    assert ent[0] == 0.0 and all(a < b for a, b in zip(ent, ent[1:]))
+    assert ent[-1] < math.log2(5) + 1e-9
+
+
+def test_top_k_and_top_p_on_hand_made_distributions():
+    logits = np.log(np.array([0.5, 0.2, 0.15, 0.1, 0.05]))
+    assert np.count_nonzero(distribution(logits, 1.0, top_k=2)) == 2
+    np.testing.assert_allclose(distribution(logits, 1.0, top_k=2)[:2], [0.5 / 0.7, 0.2 / 0.7])
+    assert np.count_nonzero(distribution(logits, 1.0, top_p=0.5)) == 1
+    assert np.count_nonzero(distribution(logits, 1.0, top_p=0.7)) == 2
+    assert np.count_nonzero(distribution(logits, 1.0, top_p=0.71)) == 3
+    assert np.count_nonzero(distribution(logits, 1.0, top_p=1.0)) == 5
+    with pytest.raises(ValueError, match="top_k"):
+        distribution(logits, 1.0, top_k=0)
+
+
+def test_unknown_characters_and_empty_prefix(lm):
+    out = sampling.sample(lm, "Héllo, wörld!", 10, 0.5, seed=1)
+    assert out.prefix == "h llo w rld " and out.unknown == []
+    out2 = sampling.sample(lm, "", 10, 0.0)
+    assert len(out2.text) == 10 and out2.prefix == ""
+
+
+def test_unknown_characters_are_reported():
+    vocab = CharVocab.build("abc ")
+    net = RNNLM(ModelSpec(len(vocab), 4, "rnn"))
+    lm = LanguageModel(net, vocab)
+    out = sampling.sample(lm, "abz d", 5, 0.0)
+    assert out.unknown == ["d", "z"] and out.prefix == "ab "
+
+
+def test_fast_path_matches_torch(lm):
+    text = "the time machine"
+    ids = lm.vocab.encode(text)
+    with torch.no_grad():
+        logits, _ = lm.net(torch.tensor([ids]))
+    ref = torch.log_softmax(logits[0].double(), -1).numpy()
+    ours = sampling.token_log_probs(lm, text)
+    np.testing.assert_allclose(ours[1:], ref[np.arange(len(ids) - 1), ids[1:]], atol=1e-5)
+    H = sampling.hidden_states(lm, text)
+    assert H.shape == (len(text), 16)
+
+
+def test_memory_does_not_grow_with_length(lm):
+    def peak(n):
+        tracemalloc.start()
+        sampling.sample(lm, "a", n, 1.0, seed=0)
+        _, p = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        return p
+    small, large = peak(200), peak(4000)
+    # only the generated text and per-token lists grow (a few dozen bytes a token), never the model state
+    assert large - small < 4000 * 400
+
+
+def test_invalid_arguments(lm):
+    for kwargs, message in ((dict(length=0), "length"), (dict(temperature=-1), "temperature"),
+                            (dict(prefix="x" * 3000), "prefix")):
+        args = dict(prefix="a", length=5, temperature=1.0)
+        args.update(kwargs)
+        with pytest.raises(ValueError, match=message):
+            sampling.sample(lm, **args)
+
+
+def test_shipped_model_loads_and_samples():
+    lm = load_pretrained()
+    assert lm.net.spec.cell == "rnn" and lm.net.spec.num_layers == 1  # a plain tanh RNN
+    assert lm.meta["corpus_is_time_machine"] and lm.meta["val_ppl"] < 6
+    out = sampling.sample(lm, "the time traveller", 100, 0.0)
+    assert len(out.text) == 100
+
+
+def test_shipped_model_perplexity_is_reproduced(corpus_file):
+    from core.pretrain import held_out_metrics
+    from core.train import TrainConfig, prepare_data
+    lm = load_pretrained()
+    cfg = TrainConfig.from_dict(lm.meta["config"])
+    data = prepare_data(cfg, corpus_file.read_text())
+    ppl, bpc = held_out_metrics(lm, data)
+    assert ppl == pytest.approx(lm.meta["val_ppl"], abs=1e-3)
+
+
+def test_missing_or_corrupt_asset_is_a_clear_error(tmp_path):
+    with pytest.raises(ValueError, match="missing"):
+        load_pretrained(tmp_path)
+    (tmp_path / "charrnn.json").write_text("{not json")
+    (tmp_path / "charrnn.safetensors").write_bytes(b"junk")
+    with pytest.raises(ValueError, match="cannot be read"):
+        load_pretrained(tmp_path)

@@ -1,0 +1,161 @@
+"""The training engine: config validation, reproducibility, stop, divergence, artefacts, concurrency."""
+import json
+import math
+import threading
+import time
+import zipfile
+import io
+
+import numpy as np
+import pytest
+import torch
+
+from core import train as T
+from core.sampling import sample
+from core.train import PRESETS, TrainConfig
+
+TEXT = ("the quick brown fox jumps over the lazy dog while the time traveller talks of the fourth dimension "
+        "and the psychologist doubts him and the medical man smiles ") * 40
+
+SMALL = dict(split="whole", truncation="detach", hidden_size=24, optimizer="adam", lr=1e-2, epochs=3, batch_size=8,
+             num_steps=16, device="cpu", sample_length=20)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(lr=0), "lr"), (dict(epochs=0), "epochs"), (dict(cell="cnn"), "cell"), (dict(tokenizer="words"), "tokenizer"),
+    (dict(batch_size=0), "batch_size"), (dict(split="book", truncation="detach"), "book"), (dict(dropout=2.0), "dropout"),
+    (dict(cell="scratch", num_layers=2), "scratch"), (dict(device="tpu"), "device"), (dict(bpe_vocab=10), "bpe_vocab"),
+])
+def test_config_validation(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        TrainConfig(**kwargs)
+
+
+def test_presets_are_valid_and_round_trip():
+    for name, cfg in PRESETS.items():
+        assert TrainConfig.from_dict(cfg.to_dict()) == cfg, name
+    assert PRESETS["book"].num_train == 10_000 and PRESETS["book"].hidden_size == 32 and PRESETS["book"].lr == 1.0
+    assert PRESETS["bpe"].bpe_vocab == 1024 and PRESETS["bpe"].embed_dim == 64 and PRESETS["bpe"].hidden_size == 128
+    with pytest.raises(ValueError, match="Unknown"):
+        TrainConfig.from_dict({"hidden": 3})
+
+
+def test_cuda_request_without_gpu_is_clear():
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present")
+    with pytest.raises(ValueError, match="no CUDA GPU"):
+        T.train(TrainConfig(**{**SMALL, "device": "cuda"}), TEXT)
+
+
+@pytest.mark.parametrize("cell", ["scratch", "rnn", "gru", "lstm"])
+def test_loss_decreases(cell):
+    result = T.train(TrainConfig(**{**SMALL, "cell": cell, "epochs": 4}), TEXT)
+    assert result.status == "finished"
+    ppl = [row["val_ppl"] for row in result.history]
+    assert ppl[-1] < 0.6 * ppl[0]
+    assert result.history[0]["epoch"] == 0 and len(result.history) == 5
+
+
+def test_book_split_and_bpe_run():
+    cfg = TrainConfig(tokenizer="bpe", bpe_vocab=300, embed_dim=8, hidden_size=16, num_train=200, num_val=50,
+                      batch_size=32, num_steps=8, epochs=2, lr=1.0, device="cpu", sample_length=10)
+    result = T.train(cfg, TEXT)
+    assert result.status == "finished"
+    last = result.final
+    assert math.isfinite(last["val_bpb"]) and last["val_bpb"] > 0
+
+
+def test_same_seed_same_losses():
+    a = T.train(TrainConfig(**SMALL), TEXT)
+    b = T.train(TrainConfig(**SMALL), TEXT)
+    assert [r["val_ppl"] for r in a.history] == [r["val_ppl"] for r in b.history]
+
+
+def test_stop_event_honoured_within_one_step():
+    stop = threading.Event()
+    steps = []
+
+    def on_progress(p):
+        steps.append(p.step)
+        if p.step >= 3:
+            stop.set()
+
+    result = T.train(TrainConfig(**{**SMALL, "epochs": 50}), TEXT, on_progress=on_progress, stop_event=stop,
+                     report_every=0.0)
+    assert result.status == "stopped"
+    assert result.history[-1]["step"] <= 4
+    assert all(math.isfinite(r["val_ppl"]) for r in result.history)
+
+
+def test_divergence_stops_cleanly_and_keeps_weights():
+    cfg = TrainConfig(**{**SMALL, "optimizer": "sgd", "lr": 1e4, "clip": 0.0, "epochs": 20})
+    result = T.train(cfg, TEXT)
+    assert result.status == "diverged"
+    assert "diverged at step" in result.message and "lower the learning rate" in result.message
+    assert all(torch.isfinite(p).all() for p in result.lm.net.parameters())
+
+
+def test_bits_per_byte_formula_by_hand():
+    # A uniform model over 4 tokens has cross-entropy ln 4 nats = 2 bits per token; at 2 bytes per token
+    # that is 1 bit per byte.
+    ce = math.log(4)
+    assert ce / T.LN2 / 2.0 == pytest.approx(1.0)
+    assert T.perplexity(ce) == pytest.approx(4.0)
+
+
+def test_save_load_round_trip_gives_identical_outputs(tmp_path):
+    result = T.train(TrainConfig(**{**SMALL, "epochs": 1}), TEXT)
+    T.save_run(result, tmp_path / "run")
+    meta = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert meta["config"]["hidden_size"] == 24 and meta["history"]
+    loaded = T.load_run(tmp_path / "run")
+    tokens = torch.randint(0, len(result.lm.vocab), (2, 9))
+    with torch.no_grad():
+        assert torch.equal(result.lm.net.eval()(tokens)[0], loaded.net(tokens)[0])
+    assert sample(result.lm, "the ", 30, 0.0).text == sample(loaded, "the ", 30, 0.0).text
+    archive = zipfile.ZipFile(io.BytesIO(T.run_zip(result)))
+    assert set(archive.namelist()) == {"weights.safetensors", "run.json", "metrics.csv"}
+
+
+def test_loading_rejects_bad_files(tmp_path):
+    result = T.train(TrainConfig(**{**SMALL, "epochs": 1}), TEXT)
+    meta = T.run_metadata(result)
+    with pytest.raises(ValueError, match="safetensors"):
+        T.load_model(b"\x80\x04pickle", meta)
+    bad = dict(meta, model={**meta["model"], "hidden_size": 7})
+    with pytest.raises(ValueError, match="do not fit"):
+        T.load_model(T.weights_bytes(result.lm.net), bad)
+    with pytest.raises(ValueError, match="not an RNN Lab run"):
+        T.load_model(b"", {})
+
+
+def test_text_too_short_for_config():
+    with pytest.raises(ValueError, match="tokens"):
+        T.prepare_data(TrainConfig(num_train=10_000), TEXT[:500])
+
+
+def test_concurrency_limit_refuses_with_clear_message():
+    from ui.jobs import JobManager
+    manager = JobManager(max_cpu=1, max_gpu=0)
+    first = manager.submit(TrainConfig(**{**SMALL, "epochs": 200}), TEXT, "s1")
+    try:
+        with pytest.raises(ValueError, match="limit 1"):
+            manager.submit(TrainConfig(**SMALL), TEXT, "s2")
+    finally:
+        manager.stop(first.id)
+        first.thread.join(30)
+    assert first.status == "stopped"
+    second = manager.submit(TrainConfig(**{**SMALL, "epochs": 1}), TEXT, "s2")
+    second.thread.join(60)
+    assert second.status == "finished"
+
+
+def test_run_of_a_closed_session_stops_and_is_dropped():
+    from ui.jobs import JobManager
+    alive = {"s": True}
+    manager = JobManager(max_cpu=1, session_alive=lambda sid: alive["s"])
+    job = manager.submit(TrainConfig(**{**SMALL, "epochs": 500}), TEXT, "s")
+    time.sleep(1.0)
+    alive["s"] = False
+    job.thread.join(60)
+    assert job.status == "stopped" and job.id not in manager.jobs and job.result is None
