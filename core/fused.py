@@ -67,5 +67,11 @@ class FusedRNN(nn.RNN):
         return self.run_projected(x.transpose(0, 1) @ self.weight_ih_l0.t(), hx)
 
     def forward_tokens(self, tokens: torch.Tensor, hx=None):
-        """One-hot inputs given as ids: X W_ih^T is the row lookup W_ih^T[ids] (no one-hot matrix built)."""
-        return self.run_projected(nn.functional.embedding(tokens.t(), self.weight_ih_l0.t()), hx)
+        """One-hot inputs given as ids. For a small vocabulary the one-hot matrix product is fastest on a CPU
+        (its backward is one more product); for a large one, X W_ih^T is the row lookup W_ih^T[ids]."""
+        w = self.weight_ih_l0
+        if w.shape[1] <= 64:
+            xw = nn.functional.one_hot(tokens.t(), w.shape[1]).to(w.dtype) @ w.t()
+        else:
+            xw = nn.functional.embedding(tokens.t(), w.t())
+        return self.run_projected(xw, hx)

@@ -31,6 +31,7 @@ class LanguageModel:
     def __post_init__(self):
         self.net.eval()
         self._fast = None
+        self._fast_version = None
 
     @property
     def device(self) -> torch.device:
@@ -50,7 +51,9 @@ class LanguageModel:
 
     # A numpy fast path for a one-layer tanh RNN: one token at a time, with no framework overhead.
     def _numpy_weights(self):
-        if self._fast is None:
+        version = tuple(p._version for p in self.net.parameters())  # bumped by every in-place update
+        if self._fast is None or self._fast_version != version:
+            self._fast_version = version
             spec = self.net.spec
             if spec.cell in ("rnn", "scratch") and spec.num_layers == 1:
                 g = lambda t: t.detach().cpu().double().numpy()  # noqa: E731

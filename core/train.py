@@ -326,6 +326,7 @@ def train(config: TrainConfig, text: str | None = None, on_progress: Callable[[P
     grad_norm = 0.0
 
     def sample_text() -> str:
+        net.eval()
         try:
             return sample(lm, config.sample_prefix, config.sample_length, temperature=0.8,
                           seed=config.seed).text
@@ -420,6 +421,7 @@ def train(config: TrainConfig, text: str | None = None, on_progress: Callable[[P
     last_train = history[-1]["train_ppl"] if history else math.nan
     report(history[-1]["epoch"] if history else 0, math.log(last_train) if last_train > 0 else math.nan, final=True)
     elapsed = time.perf_counter() - t_start
+    net.eval()  # the finished model is for sampling and evaluation: dropout off
     lm.meta.update({"status": status, "message": message, "best_epoch": best[1]})
     return TrainResult(lm, config, history, status, message, elapsed, dev_name,
                        tokens_seen / elapsed if elapsed > 0 else 0.0, best[1])

@@ -32,9 +32,12 @@ with controls:
     top_k = params.int_slider("Top-k (0 = off)", "topk", 0, 0, 50)
     top_p = params.float_slider("Top-p (1 = off)", "topp", 1.0, 0.05, 1.0, 0.05)
     seed = params.int_input("Seed", "seed", 0, 0, 1_000_000)
-    if st.button("Regenerate", icon="🎲", width="stretch"):
-        st.session_state["sampling.seed"] = (seed + 1) % 1_000_001
-        st.rerun()
+
+    def _next_seed() -> None:  # a callback runs before the widgets, so it may change the seed widget's state
+        st.session_state["sampling.seed"] = (st.session_state["sampling.seed"] + 1) % 1_000_001
+
+    st.button("Regenerate", icon="🎲", width="stretch", on_click=_next_seed,
+              help="Draw a new sample: the seed goes up by one.")
 
 with view, learner_errors():
     lm = models.get(model_name)

@@ -61,7 +61,8 @@ with st.sidebar:
 
 preset = params.choice("Preset", "preset", "book", tuple(PRESETS), widget="segmented_control",
                        format_func=lambda p: p.upper() if p == "bpe" else p.capitalize())
-base = PRESETS[preset or "book"]
+preset = preset or "book"
+base = PRESETS[preset]
 st.caption(PRESET_NOTES.get(preset, ""))
 
 with st.form("train_form"):
@@ -151,8 +152,13 @@ def curves(jobs_to_plot, title: str) -> go.Figure:
             fig.add_trace(go.Scatter(x=h["epoch"][1:], y=h["train_ppl"][1:], name="train perplexity", mode="lines+markers"))
         fig.add_trace(go.Scatter(x=h["epoch"], y=h["val_ppl"], mode="lines+markers",
                                  name="validation perplexity" if len(jobs_to_plot) == 1 else job.name))
+        if len(jobs_to_plot) == 1:
+            fig.add_trace(go.Scatter(x=h["epoch"], y=h["val_bpb"], name="validation bits per byte (right axis)",
+                                     mode="lines", line=dict(dash="dot"), yaxis="y2"))
     fig.update_layout(title=title, xaxis_title="epoch", yaxis_title="perplexity", yaxis_type="log", height=340,
-                      margin=dict(t=50, b=40))
+                      margin=dict(t=50, b=40),
+                      yaxis2=dict(title="bits per byte", overlaying="y", side="right", showgrid=False),
+                      legend=dict(orientation="h", y=-0.25))
     return fig
 
 
@@ -163,6 +169,10 @@ def live() -> None:
     if latest is None:
         st.info("No run yet: choose a preset and press **Train**.", icon="ℹ️")
         return
+    if latest.active:
+        st.session_state["training.watching"] = latest.id
+    elif st.session_state.pop("training.watching", None) == latest.id:
+        st.rerun(scope="app")  # the run just ended: redraw the whole page (compare and export appear)
     p = latest.progress
     st.subheader(f"{latest.name}: {latest.status}")
     if latest.active:

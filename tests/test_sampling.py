@@ -78,7 +78,7 @@ def test_fast_path_matches_torch(lm):
     text = "the time machine"
     ids = lm.vocab.encode(text)
     with torch.no_grad():
-        logits, _ = lm.net(torch.tensor([ids]))
+        logits, _ = lm.net(torch.as_tensor(ids)[None])
     ref = torch.log_softmax(logits[0].double(), -1).numpy()
     ours = sampling.token_log_probs(lm, text)
     np.testing.assert_allclose(ours[1:], ref[np.arange(len(ids) - 1), ids[1:]], atol=1e-5)

@@ -73,6 +73,8 @@ def _init(name: str, default: Any, parse: Callable[[str], Any]) -> str:
 
 def _done(name: str, key: str) -> Any:
     value = st.session_state[key]
+    if value is None:  # a control the learner cleared (e.g. a deselected segmented control)
+        return None
     _kept()[key] = value
     st.session_state["_rnnlab_written"][key] = _fmt(value)
     st.query_params[name] = _fmt(value)
