@@ -59,6 +59,75 @@ with st.sidebar:
     if active:
         st.caption(f"Training: {active[0].name} ({active[0].status})")
 
+def history_frame(job) -> pd.DataFrame:
+    rows = job.progress.history if job.progress else []
+    return pd.DataFrame(rows)
+
+
+def curves(jobs_to_plot, title: str) -> go.Figure:
+    fig = go.Figure()
+    for job in jobs_to_plot:
+        h = history_frame(job)
+        if h.empty:
+            continue
+        if len(jobs_to_plot) == 1:
+            fig.add_trace(go.Scatter(x=h["epoch"][1:], y=h["train_ppl"][1:], name="train perplexity", mode="lines+markers"))
+        fig.add_trace(go.Scatter(x=h["epoch"], y=h["val_ppl"], mode="lines+markers",
+                                 name="validation perplexity" if len(jobs_to_plot) == 1 else job.name))
+        if len(jobs_to_plot) == 1:
+            fig.add_trace(go.Scatter(x=h["epoch"], y=h["val_bpb"], name="validation bits per byte (right axis)",
+                                     mode="lines", line=dict(dash="dot"), yaxis="y2"))
+    fig.update_layout(title=title, xaxis_title="epoch", yaxis_title="perplexity", yaxis_type="log", height=340,
+                      margin=dict(t=50, b=40),
+                      yaxis2=dict(title="bits per byte", overlaying="y", side="right", showgrid=False),
+                      legend=dict(orientation="h", y=-0.25))
+    return fig
+
+
+@st.fragment(run_every=1.0)
+def live() -> None:
+    current = [j for j in jobs.for_session(sid) if j.active]
+    latest = current[0] if current else (jobs.for_session(sid)[-1] if jobs.for_session(sid) else None)
+    if latest is None:
+        st.info("No run yet: choose a preset and press **Train**.", icon="ℹ️")
+        return
+    if latest.active:
+        st.session_state["training.watching"] = latest.id
+    elif st.session_state.pop("training.watching", None) == latest.id:
+        st.rerun(scope="app")  # the run just ended: redraw the whole page (compare and export appear)
+    p = latest.progress
+    st.subheader(f"{latest.name}: {latest.status}")
+    if latest.active:
+        frac = p.step / p.total_steps if p and p.total_steps else 0.0
+        st.progress(frac, text=f"epoch {p.epoch if p else 0}/{latest.config.epochs}, step {p.step if p else 0}"
+                                f"/{p.total_steps if p else '?'}" if p else "preparing the data ...")
+        if st.button("Stop", icon="⏹️", key=f"stop_{latest.id}"):
+            jobs.stop(latest.id)
+    elif latest.status == "error":
+        st.error(latest.message, icon="🚫")
+    elif latest.status == "diverged":
+        st.warning(latest.message, icon="💥")
+    else:
+        st.success(f"{latest.status}: {latest.message}", icon="✅")
+    if p is not None:
+        c = st.columns(6)
+        c[0].metric("Train perplexity", f"{p.train_ppl:.2f}" if math.isfinite(p.train_ppl) else "–")
+        c[1].metric("Validation perplexity", f"{p.val_ppl:.2f}" if math.isfinite(p.val_ppl) else "–")
+        c[2].metric("Bits per byte", f"{p.val_bpb:.3f}" if math.isfinite(p.val_bpb) else "–")
+        c[3].metric("Tokens / s", f"{p.tokens_per_s:,.0f}")
+        c[4].metric("Elapsed", f"{p.elapsed:.0f} s")
+        c[5].metric("ETA", f"{p.eta:.0f} s" if math.isfinite(p.eta) else "–")
+        st.caption(f"Device: {p.device}")
+        st.plotly_chart(curves([latest], "Perplexity per epoch (epoch 0: untrained)"), width="stretch",
+                        key=f"curve_{latest.id}")
+        if latest.samples:
+            st.markdown("**Samples** (prefix '" + latest.config.sample_prefix + "', T = 0.8)")
+            st.dataframe(pd.DataFrame(latest.samples[::-1], columns=["epoch", "sample"]), hide_index=True,
+                         width="stretch", height=min(300, 40 + 35 * len(latest.samples)))
+
+
+live()
+
 preset = params.choice("Preset", "preset", "book", tuple(PRESETS), widget="segmented_control",
                        format_func=lambda p: p.upper() if p == "bpe" else p.capitalize())
 preset = preset or "book"
@@ -137,74 +206,6 @@ with st.expander("Train on your own text"):
         data.download_button()
 
 
-def history_frame(job) -> pd.DataFrame:
-    rows = job.progress.history if job.progress else []
-    return pd.DataFrame(rows)
-
-
-def curves(jobs_to_plot, title: str) -> go.Figure:
-    fig = go.Figure()
-    for job in jobs_to_plot:
-        h = history_frame(job)
-        if h.empty:
-            continue
-        if len(jobs_to_plot) == 1:
-            fig.add_trace(go.Scatter(x=h["epoch"][1:], y=h["train_ppl"][1:], name="train perplexity", mode="lines+markers"))
-        fig.add_trace(go.Scatter(x=h["epoch"], y=h["val_ppl"], mode="lines+markers",
-                                 name="validation perplexity" if len(jobs_to_plot) == 1 else job.name))
-        if len(jobs_to_plot) == 1:
-            fig.add_trace(go.Scatter(x=h["epoch"], y=h["val_bpb"], name="validation bits per byte (right axis)",
-                                     mode="lines", line=dict(dash="dot"), yaxis="y2"))
-    fig.update_layout(title=title, xaxis_title="epoch", yaxis_title="perplexity", yaxis_type="log", height=340,
-                      margin=dict(t=50, b=40),
-                      yaxis2=dict(title="bits per byte", overlaying="y", side="right", showgrid=False),
-                      legend=dict(orientation="h", y=-0.25))
-    return fig
-
-
-@st.fragment(run_every=1.0)
-def live() -> None:
-    current = [j for j in jobs.for_session(sid) if j.active]
-    latest = current[0] if current else (jobs.for_session(sid)[-1] if jobs.for_session(sid) else None)
-    if latest is None:
-        st.info("No run yet: choose a preset and press **Train**.", icon="ℹ️")
-        return
-    if latest.active:
-        st.session_state["training.watching"] = latest.id
-    elif st.session_state.pop("training.watching", None) == latest.id:
-        st.rerun(scope="app")  # the run just ended: redraw the whole page (compare and export appear)
-    p = latest.progress
-    st.subheader(f"{latest.name}: {latest.status}")
-    if latest.active:
-        frac = p.step / p.total_steps if p and p.total_steps else 0.0
-        st.progress(frac, text=f"epoch {p.epoch if p else 0}/{latest.config.epochs}, step {p.step if p else 0}"
-                                f"/{p.total_steps if p else '?'}" if p else "preparing the data ...")
-        if st.button("Stop", icon="⏹️", key=f"stop_{latest.id}"):
-            jobs.stop(latest.id)
-    elif latest.status == "error":
-        st.error(latest.message, icon="🚫")
-    elif latest.status == "diverged":
-        st.warning(latest.message, icon="💥")
-    else:
-        st.success(f"{latest.status}: {latest.message}", icon="✅")
-    if p is not None:
-        c = st.columns(6)
-        c[0].metric("Train perplexity", f"{p.train_ppl:.2f}" if math.isfinite(p.train_ppl) else "–")
-        c[1].metric("Validation perplexity", f"{p.val_ppl:.2f}" if math.isfinite(p.val_ppl) else "–")
-        c[2].metric("Bits per byte", f"{p.val_bpb:.3f}" if math.isfinite(p.val_bpb) else "–")
-        c[3].metric("Tokens / s", f"{p.tokens_per_s:,.0f}")
-        c[4].metric("Elapsed", f"{p.elapsed:.0f} s")
-        c[5].metric("ETA", f"{p.eta:.0f} s" if math.isfinite(p.eta) else "–")
-        st.caption(f"Device: {p.device}")
-        st.plotly_chart(curves([latest], "Perplexity per epoch (epoch 0: untrained)"), width="stretch",
-                        key=f"curve_{latest.id}")
-        if latest.samples:
-            st.markdown("**Samples** (prefix '" + latest.config.sample_prefix + "', T = 0.8)")
-            st.dataframe(pd.DataFrame(latest.samples[::-1], columns=["epoch", "sample"]), hide_index=True,
-                         width="stretch", height=min(300, 40 + 35 * len(latest.samples)))
-
-
-live()
 
 done = [j for j in jobs.for_session(sid) if not j.active and j.result is not None]
 if done:
