@@ -169,28 +169,40 @@ class Sample:
     probabilities: list[float]  # probability of each generated token under the untempered model
 
 
-def sample(lm: LanguageModel, prefix: str, length: int = 200, temperature: float = 1.0, top_k: int | None = None,
-           top_p: float | None = None, seed: int | None = None) -> Sample:
-    """Generate `length` tokens after `prefix`. Temperature 0 is greedy; a seed makes it reproducible."""
-    length = check_int("length", length, 1, MAX_LENGTH)
+def stream(lm: LanguageModel, prefix: str, temperature: float = 1.0, top_k: int | None = None,
+           top_p: float | None = None, seed: int | None = None):
+    """An endless generator of (token id, probability under the untempered model) after prefix.
+    Only the recurrent state is carried between tokens: memory stays constant however long it runs."""
     temperature = check_real("temperature", temperature, 0.0, 100.0)
     rng = np.random.default_rng(None if seed is None else check_int("seed", seed, 0))
-    cleaned, unknown = lm.prepare_prefix(prefix)
+    cleaned, _ = lm.prepare_prefix(prefix)
     stepper = Stepper(lm)
     logits = stepper.feed(lm.vocab.encode(cleaned)) if cleaned else stepper.start()
-    ids, probs = [], []
     V = len(lm.vocab)
-    for _ in range(length):
+    no_unk = getattr(lm.vocab, "kind", "") == "char" and V > 1
+    while True:
         p = distribution(logits, temperature, top_k, top_p)
-        if "char" == getattr(lm.vocab, "kind", "") and V > 1:
+        if no_unk:
             p[0] = 0.0  # never emit <unk>
             total = p.sum()
             p = p / total if total > 0 else distribution(logits, 0.0)
         nxt = int(np.argmax(p)) if temperature == 0.0 else int(rng.choice(V, p=p))
         z = logits - logits.max()
-        probs.append(float(np.exp(z[nxt]) / np.exp(z).sum()))
-        ids.append(nxt)
+        yield nxt, float(np.exp(z[nxt]) / np.exp(z).sum())
         logits = stepper.feed([nxt])
+
+
+def sample(lm: LanguageModel, prefix: str, length: int = 200, temperature: float = 1.0, top_k: int | None = None,
+           top_p: float | None = None, seed: int | None = None) -> Sample:
+    """Generate `length` tokens after `prefix`. Temperature 0 is greedy; a seed makes it reproducible."""
+    length = check_int("length", length, 1, MAX_LENGTH)
+    cleaned, unknown = lm.prepare_prefix(prefix)
+    ids, probs = [], []
+    for nxt, prob in stream(lm, prefix, temperature, top_k, top_p, seed):
+        ids.append(nxt)
+        probs.append(prob)
+        if len(ids) == length:
+            break
     texts = [lm.vocab.token_text(i) for i in ids]
     return Sample(cleaned, unknown, lm.vocab.decode(ids), ids, texts, probs)
 
