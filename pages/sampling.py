@@ -87,7 +87,9 @@ with view, learner_errors():
     H = sampling.hidden_states(lm, shown)
     if len(H):
         strongest = np.argsort(-np.abs(H).mean(axis=0))[:24]
-        hfig = go.Figure(go.Heatmap(z=H[:, strongest].T, x=[f"{i}:{c}" for i, c in enumerate(shown)],
+        cleaned_shown, _ = lm.prepare_prefix(shown)
+        labels = [lm.vocab.token_text(int(i)) for i in lm.vocab.encode(cleaned_shown)]
+        hfig = go.Figure(go.Heatmap(z=H[:, strongest].T, x=[f"{i}:{c}" for i, c in enumerate(labels)],
                                     y=[f"unit {u}" for u in strongest], colorscale="RdBu", zmid=0, zmin=-1, zmax=1))
         hfig.update_layout(height=460, margin=dict(t=20, b=40), xaxis=dict(tickangle=0, tickfont=dict(size=8), nticks=40))
         st.plotly_chart(hfig, width="stretch")

@@ -84,3 +84,18 @@ def test_training_page_stop(corpus_file):
             break
     assert any("stopped" in s.value for s in at.subheader)
     assert not at.exception
+
+
+def test_sampling_page_with_a_session_bpe_model():
+    """A BPE model trained in the session appears in the picker and samples without errors."""
+    from core.train import TrainConfig, train
+    text = "the time traveller smiled and the psychologist frowned at the little machine " * 60
+    result = train(TrainConfig(tokenizer="bpe", bpe_vocab=300, embed_dim=8, hidden_size=16, split="whole",
+                               truncation="detach", batch_size=4, num_steps=16, epochs=1, optimizer="adam",
+                               lr=0.01, device="cpu", sample_length=5), text)
+    at = page("sampling")
+    at.session_state["_rnnlab_session_models"] = {"my bpe": result.lm}
+    at.query_params["model"] = "my bpe"
+    at.run()
+    assert not at.exception and not at.error
+    assert at.selectbox(key="sampling.model").value == "my bpe"
