@@ -71,7 +71,9 @@ class FusedRNN(nn.RNN):
         (its backward is one more product); for a large one, X W_ih^T is the row lookup W_ih^T[ids]."""
         w = self.weight_ih_l0
         if w.shape[1] <= 64:
-            xw = nn.functional.one_hot(tokens.t(), w.shape[1]).to(w.dtype) @ w.t()
+            ids = tokens.t().unsqueeze(-1)
+            one_hot = torch.zeros(*ids.shape[:2], w.shape[1], dtype=w.dtype, device=w.device).scatter_(2, ids, 1.0)
+            xw = one_hot @ w.t()
         else:
             xw = nn.functional.embedding(tokens.t(), w.t())
         return self.run_projected(xw, hx)
