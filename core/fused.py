@@ -45,21 +45,29 @@ class _TanhRNN(torch.autograd.Function):
 
 
 class FusedRNN(nn.RNN):
-    """nn.RNN (same parameters, same state dict) that runs one-layer tanh RNNs on the CPU through the
-    fused loop above; anything else (GPU, several layers) goes to nn.RNN's own implementation."""
+    """nn.RNN (same parameters, same state dict) that runs tanh RNNs on the CPU through the fused loop above,
+    layer after layer (with nn.RNN's dropout between layers); on a GPU it is nn.RNN itself (cuDNN)."""
 
     def uses_fused(self, x: torch.Tensor) -> bool:
-        return (x.device.type == "cpu" and self.num_layers == 1 and not self.bidirectional
-                and self.nonlinearity == "tanh" and self.bias and self.batch_first)
+        return (x.device.type == "cpu" and not self.bidirectional and self.nonlinearity == "tanh"
+                and self.bias and self.batch_first)
 
     def run_projected(self, xw: torch.Tensor, state: torch.Tensor | None):
-        """xw: (T, B, h) time-major input projections without biases. Returns outputs (B, T, h), state (1, B, h)."""
+        """xw: (T, B, h) time-major input projections of layer 0, without biases.
+        Returns outputs (B, T, h) of the top layer and the state (num_layers, B, h)."""
         B = xw.shape[1]
-        h0 = state[0] if state is not None else xw.new_zeros(B, self.hidden_size)
-        xw = xw + (self.bias_ih_l0 + self.bias_hh_l0)
-        hs = _TanhRNN.apply(xw, h0, self.weight_hh_l0)
-        out = hs.transpose(0, 1)
-        return out, hs[-1].unsqueeze(0)
+        finals = []
+        for k in range(self.num_layers):
+            if k:
+                below = hs
+                if self.dropout and self.training:
+                    below = nn.functional.dropout(below, self.dropout, training=True)
+                xw = below @ getattr(self, f"weight_ih_l{k}").t()
+            h0 = state[k] if state is not None else xw.new_zeros(B, self.hidden_size)
+            xw = xw + (getattr(self, f"bias_ih_l{k}") + getattr(self, f"bias_hh_l{k}"))
+            hs = _TanhRNN.apply(xw, h0, getattr(self, f"weight_hh_l{k}"))
+            finals.append(hs[-1])
+        return hs.transpose(0, 1), torch.stack(finals)
 
     def forward(self, x, hx=None):
         if not isinstance(x, torch.Tensor) or not self.uses_fused(x):

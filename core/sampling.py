@@ -49,21 +49,26 @@ class LanguageModel:
             cleaned = "".join(c for c in cleaned if c not in set(unknown))
         return cleaned, unknown
 
-    # A numpy fast path for a one-layer tanh RNN: one token at a time, with no framework overhead.
+    # A numpy fast path for tanh RNNs (any number of layers): one token at a time, no framework overhead.
     def _numpy_weights(self):
         version = tuple(p._version for p in self.net.parameters())  # bumped by every in-place update
         if self._fast is None or self._fast_version != version:
             self._fast_version = version
             spec = self.net.spec
-            if spec.cell in ("rnn", "scratch") and spec.num_layers == 1:
+            if spec.cell in ("rnn", "scratch"):
                 g = lambda t: t.detach().cpu().double().numpy()  # noqa: E731
+                rnn = self.net.rnn
                 if spec.cell == "scratch":
-                    W_xh, W_hh, b_h = g(self.net.rnn.W_xh), g(self.net.rnn.W_hh), g(self.net.rnn.b_h)
+                    W_xh, W_hh, b_h = g(rnn.W_xh), g(rnn.W_hh), g(rnn.b_h)
                 else:
-                    W_xh, W_hh = g(self.net.rnn.weight_ih_l0).T, g(self.net.rnn.weight_hh_l0).T
-                    b_h = g(self.net.rnn.bias_ih_l0) + g(self.net.rnn.bias_hh_l0)
+                    W_xh, W_hh = g(rnn.weight_ih_l0).T, g(rnn.weight_hh_l0).T
+                    b_h = g(rnn.bias_ih_l0) + g(rnn.bias_hh_l0)
                 inputs = g(self.net.embedding.weight) @ W_xh if spec.embed_dim else W_xh
-                self._fast = (np.ascontiguousarray(inputs + b_h), np.ascontiguousarray(W_hh),
+                upper = [(np.ascontiguousarray(g(getattr(rnn, f"weight_ih_l{k}")).T),
+                          g(getattr(rnn, f"bias_ih_l{k}")) + g(getattr(rnn, f"bias_hh_l{k}")),
+                          np.ascontiguousarray(g(getattr(rnn, f"weight_hh_l{k}")).T))
+                         for k in range(1, spec.num_layers)]
+                self._fast = (np.ascontiguousarray(inputs + b_h), np.ascontiguousarray(W_hh), upper,
                               np.ascontiguousarray(g(self.net.head.weight).T), g(self.net.head.bias))
             else:
                 self._fast = False
@@ -77,7 +82,8 @@ class Stepper:
         self.lm = lm
         self.fast = lm._numpy_weights()
         self.state = None
-        self.h = np.zeros(lm.net.spec.hidden_size) if self.fast else None
+        spec = lm.net.spec
+        self.hs = [np.zeros(spec.hidden_size) for _ in range(spec.num_layers)] if self.fast else None
         self.logits = None
         self.hidden_history: list[np.ndarray] | None = None
 
@@ -86,14 +92,15 @@ class Stepper:
         if not ids:
             raise ValueError("feed needs at least one token.")
         if self.fast:
-            inputs, W_hh, W_hq, b_q = self.fast
-            h = self.h
+            inputs, W_hh, upper, W_hq, b_q = self.fast
+            hs = self.hs
             for i in ids:
-                h = np.tanh(inputs[i] + h @ W_hh)
+                hs[0] = np.tanh(inputs[i] + hs[0] @ W_hh)
+                for k, (W_ih_k, b_k, W_hh_k) in enumerate(upper, start=1):
+                    hs[k] = np.tanh(hs[k - 1] @ W_ih_k + b_k + hs[k] @ W_hh_k)
                 if self.hidden_history is not None:
-                    self.hidden_history.append(h)
-            self.h = h
-            self.logits = h @ W_hq + b_q
+                    self.hidden_history.append(hs[-1])
+            self.logits = hs[-1] @ W_hq + b_q
         else:
             with torch.no_grad():
                 x = torch.tensor([ids], device=self.lm.device)
@@ -106,8 +113,8 @@ class Stepper:
     def start(self) -> np.ndarray:
         """Logits before any token: from the zero state."""
         if self.fast:
-            _, _, W_hq, b_q = self.fast
-            self.logits = self.h @ W_hq + b_q
+            W_hq, b_q = self.fast[3], self.fast[4]
+            self.logits = self.hs[-1] @ W_hq + b_q
         else:
             with torch.no_grad():
                 zeros = torch.zeros(1, self.lm.net.spec.hidden_size, device=self.lm.device,

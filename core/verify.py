@@ -128,13 +128,14 @@ def autograd_checks() -> Iterator[Result]:
 def fused_checks() -> Iterator[Result]:
     """The fused CPU loop (core.fused, hand-written BPTT in torch) against nn.RNN's own implementation."""
     from core.fused import FusedRNN
-    for i, (B, T, d, h) in enumerate(((3, 7, 5, 4), (8, 20, 16, 12), (1, 50, 3, 6))):
+    for i, (B, T, d, h, L) in enumerate(((3, 7, 5, 4, 1), (8, 20, 16, 12, 1), (1, 50, 3, 6, 1), (4, 9, 5, 7, 2),
+                                         (2, 6, 3, 5, 3))):
         torch.manual_seed(i)
-        fused = FusedRNN(d, h, batch_first=True).double()
-        plain = torch.nn.RNN(d, h, batch_first=True).double()
+        fused = FusedRNN(d, h, num_layers=L, batch_first=True).double()
+        plain = torch.nn.RNN(d, h, num_layers=L, batch_first=True).double()
         plain.load_state_dict(fused.state_dict())
         x = torch.randn(B, T, d, dtype=torch.float64)
-        h0 = torch.randn(1, B, h, dtype=torch.float64)
+        h0 = torch.randn(L, B, h, dtype=torch.float64)
         outs, grads = [], []
         for layer in (fused, plain):
             xi, hi = x.clone().requires_grad_(True), h0.clone().requires_grad_(True)
@@ -142,10 +143,11 @@ def fused_checks() -> Iterator[Result]:
             (out.square().sum() + hT.sum()).backward()
             outs.append(out.detach())
             grads.append([xi.grad, hi.grad] + [p.grad for p in layer.parameters()])
-        yield Result(f"fused CPU RNN forward == nn.RNN [B={B} T={T} d={d} h={h}]", max_abs(outs[0], outs[1]), TOL_ABS)
+        yield Result(f"fused CPU RNN forward == nn.RNN [B={B} T={T} d={d} h={h} layers={L}]",
+                     max_abs(outs[0], outs[1]), TOL_ABS)
         err = max(max_abs(a, b) for a, b in zip(*grads))
         yield Result(f"fused CPU RNN hand-written BPTT == nn.RNN autograd, inputs, state and all weights "
-                     f"[B={B} T={T} d={d} h={h}]", err, TOL_ABS)
+                     f"[B={B} T={T} d={d} h={h} layers={L}]", err, TOL_ABS)
 
 
 def finite_difference_checks(per_param: int = 3) -> Iterator[Result]:

@@ -140,3 +140,17 @@ def test_missing_or_corrupt_asset_is_a_clear_error(tmp_path):
     (tmp_path / "charrnn.safetensors").write_bytes(b"junk")
     with pytest.raises(ValueError, match="cannot be read"):
         load_pretrained(tmp_path)
+
+
+@pytest.mark.parametrize("cell, layers, embed", [("rnn", 2, 0), ("rnn", 3, 6), ("scratch", 1, 5), ("gru", 2, 0)])
+def test_stepper_matches_the_network(cell, layers, embed):
+    torch.manual_seed(1)
+    vocab = CharVocab.build("abcdefghij ")
+    lm = LanguageModel(RNNLM(ModelSpec(len(vocab), 12, cell, embed, layers)), vocab)
+    text = "abc defg hij abc"
+    ids = lm.vocab.encode(text)
+    with torch.no_grad():
+        logits, _ = lm.net(torch.as_tensor(ids)[None])
+    ref = torch.log_softmax(logits[0].double(), -1).numpy()
+    ours = sampling.token_log_probs(lm, text)
+    np.testing.assert_allclose(ours[1:], ref[np.arange(len(ids) - 1), ids[1:]], atol=1e-5)
