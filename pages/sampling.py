@@ -43,7 +43,9 @@ with view, learner_errors():
     lm = models.get(model_name)
     meta = lm.meta
     if model_name == models.PRETRAINED:
-        st.caption(f"Plain tanh RNN, {lm.net.spec.hidden_size} hidden units, {len(lm.vocab)} characters; held-out "
+        layers = lm.net.spec.num_layers
+        st.caption(f"Plain tanh RNN (no gates), {layers} layer{'s' if layers > 1 else ''} of {lm.net.spec.hidden_size} "
+                   f"units, {len(lm.vocab)} characters; held-out "
                    f"perplexity {meta.get('val_ppl', float('nan')):.2f} ({meta.get('val_bits_per_char', float('nan')):.2f} "
                    "bits per character).")
     out = sampling.sample(lm, prefix, length, temperature, top_k or None, top_p if top_p < 1 else None, seed)
