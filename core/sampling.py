@@ -189,15 +189,31 @@ def stream(lm: LanguageModel, prefix: str, temperature: float = 1.0, top_k: int 
     logits = stepper.feed(lm.vocab.encode(cleaned)) if cleaned else stepper.start()
     V = len(lm.vocab)
     no_unk = getattr(lm.vocab, "kind", "") == "char" and V > 1
+    if top_k is not None:
+        check_int("top_k", top_k, 1, V)
+    if top_p is not None:
+        check_real("top_p", top_p, 0.0, 1.0, lo_open=True)
+    filtered = top_k is not None or top_p is not None
     while True:
-        p = distribution(logits, temperature, top_k, top_p)
-        if no_unk:
-            p[0] = 0.0  # never emit <unk>
-            total = p.sum()
-            p = p / total if total > 0 else distribution(logits, 0.0)
-        nxt = int(np.argmax(p)) if temperature == 0.0 else int(rng.choice(V, p=p))
         z = logits - logits.max()
-        yield nxt, float(np.exp(z[nxt]) / np.exp(z).sum())
+        e = np.exp(z)
+        if temperature == 0.0:
+            if no_unk:
+                z[0] = -np.inf  # never emit <unk>
+            nxt = int(np.argmax(z))
+        else:
+            p = distribution(logits, temperature, top_k, top_p) if filtered else \
+                (e if temperature == 1.0 else np.exp(z / temperature))
+            if no_unk:
+                p = p.copy()
+                p[0] = 0.0
+            c = np.cumsum(p)
+            if c[-1] <= 0:  # only <unk> had mass: fall back to the best real token
+                z[0] = -np.inf
+                nxt = int(np.argmax(z))
+            else:  # inverse-CDF draw: the same distribution as rng.choice, without its per-call checks
+                nxt = min(int(np.searchsorted(c, rng.random() * c[-1], side="right")), V - 1)
+        yield nxt, float(e[nxt] / e.sum())
         logits = stepper.feed([nxt])
 
 
