@@ -22,8 +22,8 @@ from core.train import LN2, TrainConfig, _bar, with_overrides, prepare_data, run
 from core.assets import ASSETS, META, WEIGHTS  # noqa: E402
 COMMAND = "python -m core pretrain"
 
-CONFIG = TrainConfig(split="whole", truncation="detach", cell="rnn", hidden_size=512, embed_dim=0, num_layers=3,
-                     dropout=0.3, optimizer="adam", lr=1.2e-3, lr_decay="cosine", weight_decay=0.01, clip=5.0,
+CONFIG = TrainConfig(split="whole", truncation="detach", cell="rnn", hidden_size=384, embed_dim=0, num_layers=3,
+                     dropout=0.25, optimizer="adam", lr=1.5e-3, lr_decay="cosine", weight_decay=0.01, clip=5.0,
                      epochs=40, batch_size=32, num_steps=64, seed=0, sample_prefix="the time traveller",
                      sample_length=120)
 
