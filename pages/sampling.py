@@ -39,8 +39,15 @@ with controls:
     st.button("Regenerate", icon="🎲", width="stretch", on_click=_next_seed,
               help="Draw a new sample: the seed goes up by one.")
 
+@st.cache_data(show_spinner=False, max_entries=64)
+def greedy(model_key: str, prefix: str, length: int, _lm) -> sampling.Sample:
+    """Greedy text does not depend on temperature or seed: computed once per model, prefix and length."""
+    return sampling.sample(_lm, prefix, length, 0.0)
+
+
 with view, learner_errors():
     lm = models.get(model_name)
+    model_key = f"{model_name}:{id(lm)}"  # a session's model never shares cache entries with another's
     meta = lm.meta
     if model_name == models.PRETRAINED:
         layers = lm.net.spec.num_layers
@@ -101,12 +108,12 @@ with view, learner_errors():
                    + ", ".join(f"{u} (mean |h| {np.abs(H[:, u]).mean():.2f})" for u in strongest[:5]) + ".")
 
     st.subheader("Greedy against sampled")
-    greedy = sampling.sample(lm, prefix, min(length, 300), 0.0)
+    greedy_out = greedy(model_key, prefix, min(length, 300), lm)
     sampled = sampling.sample(lm, prefix, min(length, 300), max(temperature, 0.05), top_k or None,
                               top_p if top_p < 1 else None, seed)
     g1, g2 = st.columns(2)
-    g1.markdown(f"**Greedy (T = 0)**: distinct 3-grams {100 * sampling.distinct_ngram_share(greedy.text):.0f}%")
-    g1.text(greedy.text)
+    g1.markdown(f"**Greedy (T = 0)**: distinct 3-grams {100 * sampling.distinct_ngram_share(greedy_out.text):.0f}%")
+    g1.text(greedy_out.text)
     g2.markdown(f"**Sampled (T = {max(temperature, 0.05):g})**: distinct 3-grams "
                 f"{100 * sampling.distinct_ngram_share(sampled.text):.0f}%")
     g2.text(sampled.text)
