@@ -95,17 +95,19 @@ with view, learner_errors():
     shown = (out.prefix + out.text)[:160]
     H = sampling.hidden_states(lm, shown)
     if len(H):
-        strongest = np.argsort(-np.abs(H).mean(axis=0))[:24]
+        strongest = np.argsort(-H.std(axis=0))[:24]           # units whose value changes most along the text
+        most_active = np.argsort(-np.abs(H).mean(axis=0))[:5]  # units furthest from zero on average
         cleaned_shown, _ = lm.prepare_prefix(shown)
         labels = [lm.vocab.token_text(int(i)) for i in lm.vocab.encode(cleaned_shown)]
         hfig = go.Figure(go.Heatmap(z=H[:, strongest].T, x=[f"{i}:{c}" for i, c in enumerate(labels)],
                                     y=[f"unit {u}" for u in strongest], colorscale="RdBu", zmid=0, zmin=-1, zmax=1))
         hfig.update_layout(height=460, margin=dict(t=20, b=40), xaxis=dict(tickangle=0, tickfont=dict(size=8), nticks=40))
         st.plotly_chart(hfig, width="stretch")
-        st.caption("Rows: the 24 units with the largest mean |activation| on this text (of "
-                   f"{H.shape[1]}); columns: characters read. Look for units that flip at spaces or stay on "
-                   "inside words: a first glimpse of what the state remembers. Most active units: "
-                   + ", ".join(f"{u} (mean |h| {np.abs(H[:, u]).mean():.2f})" for u in strongest[:5]) + ".")
+        st.caption("Rows: the 24 units (of the top layer's "
+                   f"{H.shape[1]}) whose activation varies most along this text; columns: characters read. Look for "
+                   "units that flip at spaces or stay on inside words: a first glimpse of what the state remembers. "
+                   "Most active units (largest mean |h|): "
+                   + ", ".join(f"{u} ({np.abs(H[:, u]).mean():.2f})" for u in most_active) + ".")
 
     st.subheader("Greedy against sampled")
     greedy_out = greedy(model_key, prefix, min(length, 300), lm)
