@@ -99,3 +99,19 @@ def test_sampling_page_with_a_session_bpe_model():
     at.run()
     assert not at.exception and not at.error
     assert at.selectbox(key="sampling.model").value == "my bpe"
+
+
+def test_training_on_a_short_upload_gives_a_clear_message():
+    import time
+    at = page("training", preset="book", timeout=120)
+    at.session_state["_rnnlab_upload"] = {"name": "tiny.txt", "text": "a short text of a few words only " * 20}
+    at.run()
+    at.radio(key="tr.source.book").set_value("upload")
+    at.button[0].click().run()
+    for _ in range(40):
+        time.sleep(0.5)
+        at.run()
+        if at.error:
+            break
+    assert not at.exception
+    assert at.error and "tokens" in at.error[0].value and "num_train" in at.error[0].value
