@@ -52,9 +52,10 @@ class FusedRNN(nn.RNN):
         return (x.device.type == "cpu" and not self.bidirectional and self.nonlinearity == "tanh"
                 and self.bias and self.batch_first)
 
-    def run_projected(self, xw: torch.Tensor, state: torch.Tensor | None):
-        """xw: (T, B, h) time-major input projections of layer 0, without biases.
-        Returns outputs (B, T, h) of the top layer and the state (num_layers, B, h)."""
+    def run_projected(self, xw: torch.Tensor, state: torch.Tensor | None, biased: bool = False,
+                      time_major: bool = False):
+        """xw: (T, B, h) time-major input projections of layer 0 (biases included when biased=True).
+        Returns outputs (B, T, h) of the top layer ((T, B, h) with time_major) and the state (num_layers, B, h)."""
         B = xw.shape[1]
         finals = []
         for k in range(self.num_layers):
@@ -64,24 +65,28 @@ class FusedRNN(nn.RNN):
                     below = nn.functional.dropout(below, self.dropout, training=True)
                 xw = below @ getattr(self, f"weight_ih_l{k}").t()
             h0 = state[k] if state is not None else xw.new_zeros(B, self.hidden_size)
-            xw = xw + (getattr(self, f"bias_ih_l{k}") + getattr(self, f"bias_hh_l{k}"))
+            if k or not biased:
+                xw = xw + (getattr(self, f"bias_ih_l{k}") + getattr(self, f"bias_hh_l{k}"))
             hs = _TanhRNN.apply(xw, h0, getattr(self, f"weight_hh_l{k}"))
             finals.append(hs[-1])
-        return hs.transpose(0, 1), torch.stack(finals)
+        return (hs if time_major else hs.transpose(0, 1)), torch.stack(finals)
 
     def forward(self, x, hx=None):
         if not isinstance(x, torch.Tensor) or not self.uses_fused(x):
             return super().forward(x, hx)
         return self.run_projected(x.transpose(0, 1) @ self.weight_ih_l0.t(), hx)
 
-    def forward_tokens(self, tokens: torch.Tensor, hx=None):
+    def forward_tokens(self, tokens: torch.Tensor, hx=None, time_major: bool = False):
         """One-hot inputs given as ids. For a small vocabulary the one-hot matrix product is fastest on a CPU
         (its backward is one more product); for a large one, X W_ih^T is the row lookup W_ih^T[ids]."""
         w = self.weight_ih_l0
-        if w.shape[1] <= 64:
+        V = w.shape[1]
+        if V <= 64:
+            # One-hot with an extra constant column: [onehot(x), 1] @ [W_ih^T; b] adds the bias inside the same
+            # product, and its backward yields the weight and bias gradients in one product too.
             ids = tokens.t().unsqueeze(-1)
-            one_hot = torch.zeros(*ids.shape[:2], w.shape[1], dtype=w.dtype, device=w.device).scatter_(2, ids, 1.0)
-            xw = one_hot @ w.t()
-        else:
-            xw = nn.functional.embedding(tokens.t(), w.t())
-        return self.run_projected(xw, hx)
+            one_hot = torch.zeros(*ids.shape[:2], V + 1, dtype=w.dtype, device=w.device).scatter_(2, ids, 1.0)
+            one_hot[..., V] = 1.0
+            table = torch.cat([w.t(), (self.bias_ih_l0 + self.bias_hh_l0).unsqueeze(0)])
+            return self.run_projected(one_hot @ table, hx, biased=True, time_major=time_major)
+        return self.run_projected(nn.functional.embedding(tokens.t(), w.t()), hx, time_major=time_major)

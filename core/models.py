@@ -119,6 +119,19 @@ class RNNLM(nn.Module):
         outputs, state = self.hidden_states(tokens, state)
         return self.head(self.drop(outputs)), state
 
+    def loss(self, tokens: torch.Tensor, targets: torch.Tensor, state=None, reduction: str = "mean"):
+        """Cross-entropy of predicting targets (batch, time) and the final state. Same value as applying
+        F.cross_entropy to forward()'s logits; with one-hot inputs on the CPU it works time-major
+        throughout, which saves copying the largest tensors between layouts."""
+        if self.embedding is None and isinstance(self.rnn, FusedRNN) and self.rnn.uses_fused(tokens):
+            outputs, state = self.rnn.forward_tokens(tokens, state, time_major=True)
+            logits = self.head(self.drop(outputs))
+            y = targets.t().reshape(-1)
+        else:
+            logits, state = self(tokens, state)
+            y = targets.reshape(-1)
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y, reduction=reduction), state
+
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())
 

@@ -66,6 +66,7 @@ class TrainConfig:
     sample_prefix: str = "time traveller"
     sample_length: int = 80
     max_seconds: float = 0.0         # 0: no time limit
+    init: str = "default"            # default: PyTorch's; book: weights N(0, 0.01^2), biases 0 (the book's scratch RNN)
 
     def __post_init__(self):
         check_choice("tokenizer", self.tokenizer, ("char", "bpe"))
@@ -92,6 +93,7 @@ class TrainConfig:
         check_choice("device", self.device, ("auto", "cpu", "cuda"))
         check_int("sample_length", self.sample_length, 1, 2000)
         check_real("max_seconds", self.max_seconds, 0.0, 1e7)
+        check_choice("init", self.init, ("default", "book"))
         if self.cell == "scratch" and self.num_layers != 1:
             raise ValueError("The scratch RNN has one layer: set num_layers to 1 or pick cell 'rnn'.")
         if self.split == "book" and self.truncation == "detach":
@@ -115,7 +117,7 @@ class TrainConfig:
 
 PRESETS: dict[str, TrainConfig] = {
     # The book's rnn-scratch run: characters, 10k/5k windows of 32, batch 1024, 32 hidden units, SGD lr 1.
-    "book": TrainConfig(),
+    "book": TrainConfig(init="book"),
     # The book's newer setup: byte-level BPE with 1024 tokens, embedding 64, 128 hidden units.
     "bpe": TrainConfig(tokenizer="bpe", bpe_vocab=1024, embed_dim=64, hidden_size=128, lr=4.0, epochs=10,
                        num_train=50_000, num_val=3_000),
@@ -257,8 +259,7 @@ def evaluate(net: RNNLM, data: Data, config: TrainConfig, device: torch.device, 
     if config.split == "book":
         for i in range(0, len(data.val_x), 4096):
             x, y = data.val_x[i: i + 4096].to(device), data.val_y[i: i + 4096].to(device)
-            logits, _ = net(x)
-            total += float(F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1), reduction="sum"))
+            total += float(net.loss(x, y, reduction="sum")[0])
             count += y.numel()
     else:
         total, count = stream_cross_entropy(net, data.val_ids, device, streams, chunk=256)
@@ -277,9 +278,8 @@ def stream_cross_entropy(net: RNNLM, ids: torch.Tensor, device, streams: int = 1
     ys = ids[1: streams * L + 1].view(streams, L).to(device)
     state, total = None, 0.0
     for i in range(0, L, chunk):
-        logits, state = net(xs[:, i: i + chunk], state)
-        total += float(F.cross_entropy(logits.reshape(-1, logits.shape[-1]), ys[:, i: i + chunk].reshape(-1),
-                                       reduction="sum"))
+        loss, state = net.loss(xs[:, i: i + chunk], ys[:, i: i + chunk], state, reduction="sum")
+        total += float(loss)
     net.train(was_training)
     return total, streams * L
 
@@ -302,6 +302,13 @@ def train(config: TrainConfig, text: str | None = None, on_progress: Callable[[P
     torch.manual_seed(config.seed)
     gen = torch.Generator().manual_seed(config.seed)
     net = RNNLM(config.spec(len(data.vocab))).to(device)
+    if config.init == "book":
+        with torch.no_grad():
+            for name, p in net.named_parameters():
+                if "bias" in name or name.endswith("b_h"):
+                    p.zero_()
+                else:
+                    p.normal_(0.0, 0.01)
     params = list(net.parameters())
     if config.optimizer == "sgd":
         opt = torch.optim.SGD(params, lr=config.lr, weight_decay=config.weight_decay)
@@ -379,8 +386,7 @@ def train(config: TrainConfig, text: str | None = None, on_progress: Callable[[P
                     raise StopIteration
                 x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
                 state = None if fresh else detach_state(state)
-                logits, state = net(x, state)
-                loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
+                loss, state = net.loss(x, y, state)
                 loss_value = float(loss.detach())
                 if not math.isfinite(loss_value) or loss_value > blowup:
                     net.load_state_dict(good)

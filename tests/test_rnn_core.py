@@ -104,3 +104,17 @@ def test_core_never_imports_streamlit():
     for path in (Path(__file__).parents[1] / "core").glob("*.py"):
         text = path.read_text()
         assert "import streamlit" not in text and "from streamlit" not in text, path
+
+
+@pytest.mark.parametrize("cell, embed, layers", [("rnn", 0, 1), ("rnn", 0, 2), ("rnn", 6, 1), ("scratch", 0, 1), ("gru", 0, 1)])
+def test_model_loss_equals_cross_entropy_of_logits(cell, embed, layers):
+    torch.manual_seed(0)
+    model = RNNLM(ModelSpec(11, 9, cell, embed, layers)).double().eval()
+    x, y = torch.randint(0, 11, (4, 7)), torch.randint(0, 11, (4, 7))
+    logits, s1 = model(x)
+    ref = torch.nn.functional.cross_entropy(logits.reshape(-1, 11), y.reshape(-1))
+    loss, s2 = model.loss(x, y)
+    assert abs(float(loss) - float(ref)) < 1e-12
+    g_ref = torch.autograd.grad(ref, list(model.parameters()))
+    g = torch.autograd.grad(model.loss(x, y)[0], list(model.parameters()))
+    assert max(float((a - b).abs().max()) for a, b in zip(g, g_ref)) < 1e-12
