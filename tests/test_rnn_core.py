@@ -114,7 +114,7 @@ def test_model_loss_equals_cross_entropy_of_logits(cell, embed, layers):
     logits, s1 = model(x)
     ref = torch.nn.functional.cross_entropy(logits.reshape(-1, 11), y.reshape(-1))
     loss, s2 = model.loss(x, y)
-    assert abs(float(loss) - float(ref)) < 1e-12
+    assert abs(float(loss.detach()) - float(ref.detach())) < 1e-12
     g_ref = torch.autograd.grad(ref, list(model.parameters()))
     g = torch.autograd.grad(model.loss(x, y)[0], list(model.parameters()))
     assert max(float((a - b).abs().max()) for a, b in zip(g, g_ref)) < 1e-12
