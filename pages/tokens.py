@@ -103,13 +103,19 @@ with view, learner_errors():
         st.dataframe(pd.DataFrame(tokens.top_ngrams(vocab, ids, n_top, 12), columns=["n-gram", "count"]),
                      hide_index=True, height=300, width="stretch")
 
+    @st.cache_data(show_spinner=False, max_entries=32)
+    def statistics(text: str, kind: str, size: int):
+        """Zipf curves and n-gram coverage: computed once per text and tokenizer, not on every rerun."""
+        ids_ = data.encoded(text, kind, size)
+        v = data.char_vocab(text) if kind == "char" else data.bpe(text, size)
+        return [tokens.zipf_curve(ids_, n) for n in (1, 2, 3)], tokens.ngram_coverage(ids_, len(v), 5)
+
+    curves, cov = statistics(text, kind, size)
     zipf = go.Figure()
-    for n in (1, 2, 3):
-        curve = tokens.zipf_curve(ids, n)
+    for n, curve in zip((1, 2, 3), curves):
         zipf.add_trace(go.Scatter(x=np.arange(1, len(curve) + 1), y=curve, name=f"{n}-grams", mode="lines"))
     zipf.update_layout(title="Zipf's law: frequency against rank (log-log)", xaxis_title="rank", yaxis_title="count",
                        xaxis_type="log", yaxis_type="log", height=360, margin=dict(t=50, b=40))
-    cov = tokens.ngram_coverage(ids, len(vocab), 5)
     cfig = go.Figure()
     cfig.add_trace(go.Scatter(x=[c.n for c in cov], y=[c.distinct for c in cov], name="distinct n-grams seen",
                               mode="lines+markers"))

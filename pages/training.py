@@ -224,10 +224,11 @@ if done:
         with st.container(border=True):
             st.markdown(f"**{j.name}** · {j.status} · val perplexity {j.result.final.get('val_ppl', math.nan):.2f}")
             e1, e2, e3 = st.columns(3)
-            e1.download_button("Download run (.zip: weights, JSON, CSV)", core_train.run_zip(j.result),
+            # deferred: the archive is built only when the learner clicks, not on every rerun
+            e1.download_button("Download run (.zip: weights, JSON, CSV)", lambda r=j.result: core_train.run_zip(r),
                                file_name=f"rnnlab-{j.name.replace(' ', '').replace('#', '-')}.zip",
                                mime="application/zip", key=f"zip_{j.id}")
-            e2.download_button("Metrics (.csv)", core_train.metrics_csv(j.result.history),
+            e2.download_button("Metrics (.csv)", lambda r=j.result: core_train.metrics_csv(r.history),
                                file_name=f"rnnlab-{j.id}-metrics.csv", mime="text/csv", key=f"csv_{j.id}")
             if e3.button("Use in the Sampling lab", key=f"use_{j.id}"):
                 models.add_session_model(j.name, j.result.lm)
