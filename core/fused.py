@@ -90,3 +90,38 @@ class FusedRNN(nn.RNN):
             table = torch.cat([w.t(), (self.bias_ih_l0 + self.bias_hh_l0).unsqueeze(0)])
             return self.run_projected(one_hot @ table, hx, biased=True, time_major=time_major)
         return self.run_projected(nn.functional.embedding(tokens.t(), w.t()), hx, time_major=time_major)
+
+
+class _LinearCrossEntropy(torch.autograd.Function):
+    """Mean cross-entropy of softmax(h W^T + b) against targets. The backward pass turns the saved
+    log-probabilities into the softmax gradient in place (exp, minus one at each target, scale) instead of
+    building a separate one-hot gradient and a log-softmax gradient: fewer passes over the largest tensor
+    of a training step."""
+
+    @staticmethod
+    def forward(ctx, h, weight, bias, targets):
+        logp = torch.log_softmax(torch.addmm(bias, h, weight.t()), dim=1)
+        ctx.save_for_backward(h, weight, targets, logp)
+        return -logp.gather(1, targets.unsqueeze(1)).mean()
+
+    @staticmethod
+    def backward(ctx, grad):
+        h, weight, targets, logp = ctx.saved_tensors
+        n = h.shape[0]
+        p = logp.exp_()                                                    # softmax, in the saved buffer
+        p.scatter_add_(1, targets.unsqueeze(1), p.new_full((n, 1), -1.0))  # minus the one-hot target
+        p.mul_(grad / n)
+        return p @ weight, p.t() @ h, p.sum(0), None
+
+
+def linear_cross_entropy(h: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, targets: torch.Tensor,
+                         reduction: str = "mean") -> torch.Tensor:
+    """F.cross_entropy(F.linear(h, weight, bias), targets) for h (N, H), computed leaner (see above)."""
+    if reduction not in ("mean", "sum"):
+        raise ValueError("reduction must be 'mean' or 'sum'.")
+    if torch.is_grad_enabled() and (h.requires_grad or weight.requires_grad or bias.requires_grad):
+        loss = _LinearCrossEntropy.apply(h, weight, bias, targets)
+        return loss if reduction == "mean" else loss * h.shape[0]
+    logp = torch.log_softmax(torch.addmm(bias, h, weight.t()), dim=1)
+    picked = logp.gather(1, targets.unsqueeze(1))
+    return -(picked.mean() if reduction == "mean" else picked.sum())

@@ -16,7 +16,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from core.checks import check_choice, check_int, check_real
-from core.fused import FusedRNN
+from core.fused import FusedRNN, linear_cross_entropy
 
 CELLS = ("scratch", "rnn", "gru", "lstm")
 
@@ -125,12 +125,11 @@ class RNNLM(nn.Module):
         throughout, which saves copying the largest tensors between layouts."""
         if self.embedding is None and isinstance(self.rnn, FusedRNN) and self.rnn.uses_fused(tokens):
             outputs, state = self.rnn.forward_tokens(tokens, state, time_major=True)
-            logits = self.head(self.drop(outputs))
-            y = targets.t().reshape(-1)
-        else:
-            logits, state = self(tokens, state)
-            y = targets.reshape(-1)
-        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y, reduction=reduction), state
+            h = self.drop(outputs).reshape(-1, outputs.shape[-1])
+            loss = linear_cross_entropy(h, self.head.weight, self.head.bias, targets.t().reshape(-1), reduction)
+            return loss, state
+        logits, state = self(tokens, state)
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), reduction=reduction), state
 
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())

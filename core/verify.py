@@ -150,6 +150,24 @@ def fused_checks() -> Iterator[Result]:
                      f"[B={B} T={T} d={d} h={h} layers={L}]", err, TOL_ABS)
 
 
+def linear_cross_entropy_checks() -> Iterator[Result]:
+    """The lean output layer + loss of core.fused against F.linear + F.cross_entropy (value and gradients)."""
+    from core.fused import linear_cross_entropy
+    for i, (N, H, V) in enumerate(((6, 4, 5), (40, 16, 28), (3, 8, 300))):
+        torch.manual_seed(i)
+        h = torch.randn(N, H, dtype=torch.float64, requires_grad=True)
+        w = torch.randn(V, H, dtype=torch.float64, requires_grad=True)
+        b = torch.randn(V, dtype=torch.float64, requires_grad=True)
+        y = torch.randint(0, V, (N,))
+        ours = linear_cross_entropy(h, w, b, y)
+        g1 = torch.autograd.grad(ours, (h, w, b))
+        ref = torch.nn.functional.cross_entropy(torch.nn.functional.linear(h, w, b), y)
+        g2 = torch.autograd.grad(ref, (h, w, b))
+        err = max(abs(float(ours.detach()) - float(ref.detach())), *(max_abs(a, c) for a, c in zip(g1, g2)))
+        yield Result(f"lean linear + cross-entropy == F.linear + F.cross_entropy, value and gradients [N={N} H={H} V={V}]",
+                     err, TOL_ABS)
+
+
 def finite_difference_checks(per_param: int = 3) -> Iterator[Result]:
     for case in CASES:
         params, tokens, targets, H0 = case.data()
@@ -231,6 +249,7 @@ GROUPS: dict[str, Callable[[], Iterator[Result]]] = {
     "autograd": autograd_checks,
     "finite differences": finite_difference_checks,
     "fused": fused_checks,
+    "linear cross-entropy": linear_cross_entropy_checks,
     "concatenation": concat_checks,
     "clipping": clipping_checks,
     "perplexity": uniform_perplexity_checks,
