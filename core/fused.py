@@ -94,7 +94,7 @@ class FusedRNN(nn.RNN):
 
 class _LinearCrossEntropy(torch.autograd.Function):
     """Mean cross-entropy of softmax(h W^T + b) against targets. The backward pass turns the saved
-    log-probabilities into the softmax gradient in place (exp, minus one at each target, scale) instead of
+    log-probabilities into the softmax gradient directly (exp, minus one at each target, scale) instead of
     building a separate one-hot gradient and a log-softmax gradient: fewer passes over the largest tensor
     of a training step."""
 
@@ -108,7 +108,7 @@ class _LinearCrossEntropy(torch.autograd.Function):
     def backward(ctx, grad):
         h, weight, targets, logp = ctx.saved_tensors
         n = h.shape[0]
-        p = logp.exp_()                                                    # softmax, in the saved buffer
+        p = logp.exp()                                                     # softmax
         p.scatter_add_(1, targets.unsqueeze(1), p.new_full((n, 1), -1.0))  # minus the one-hot target
         p.mul_(grad / n)
         return p @ weight, p.t() @ h, p.sum(0), None

@@ -55,7 +55,7 @@ class JobManager:
         self.lock = threading.Lock()
 
     def running(self, kind: str) -> int:
-        return sum(1 for j in self.jobs.values() if j.active and j.device == kind)
+        return sum(1 for j in list(self.jobs.values()) if j.active and j.device == kind)
 
     def submit(self, config: TrainConfig, text: str, session_id: str, name: str | None = None) -> Job:
         """Start a run in a worker thread, or raise ValueError when the limit for its device is reached."""
@@ -108,7 +108,8 @@ class JobManager:
             job.stop_event.set()
 
     def for_session(self, session_id: str) -> list[Job]:
-        return [j for j in self.jobs.values() if j.session_id == session_id]
+        with self.lock:  # other sessions' threads add and drop jobs concurrently
+            return [j for j in self.jobs.values() if j.session_id == session_id]
 
     def forget(self, job_id: int) -> None:
         with self.lock:
