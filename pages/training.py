@@ -59,6 +59,13 @@ with st.sidebar:
     if active:
         st.caption(f"Training: {active[0].name} ({active[0].status})")
 
+def _fragment_only_run() -> bool:
+    """True while the fragment reruns on its own (a full-page run draws everything anyway)."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+    ctx = get_script_run_ctx()
+    return bool(ctx and getattr(ctx, "fragment_ids_this_run", None))
+
+
 def history_frame(job) -> pd.DataFrame:
     rows = job.progress.history if job.progress else []
     return pd.DataFrame(rows)
@@ -93,7 +100,7 @@ def live() -> None:
         return
     if latest.active:
         st.session_state["training.watching"] = latest.id
-    elif st.session_state.pop("training.watching", None) == latest.id:
+    elif st.session_state.pop("training.watching", None) == latest.id and _fragment_only_run():
         st.rerun(scope="app")  # the run just ended: redraw the whole page (compare and export appear)
     p = latest.progress
     st.subheader(f"{latest.name}: {latest.status}")
