@@ -2,7 +2,6 @@
 
     python bench/forecast_rerun.py
 """
-import os
 import socket
 import statistics
 import subprocess

@@ -57,7 +57,7 @@ class FusedRNN(nn.RNN):
         """xw: (T, B, h) time-major input projections of layer 0 (biases included when biased=True).
         Returns outputs (B, T, h) of the top layer ((T, B, h) with time_major) and the state (num_layers, B, h)."""
         B = xw.shape[1]
-        finals = []
+        finals, hs = [], xw
         for k in range(self.num_layers):
             if k:
                 below = hs

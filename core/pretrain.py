@@ -49,7 +49,6 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    torch.set_num_threads(max(1, torch.get_num_threads()))
     data = prepare_data(config, text)
     t0 = time.perf_counter()
     result = train(config, data=data, keep_best=True,

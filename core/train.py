@@ -8,7 +8,6 @@ steps. A diverging run stops with the last good weights; a stopped run keeps eve
 from __future__ import annotations
 
 import argparse
-import copy
 import csv
 import io
 import json
@@ -21,16 +20,14 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Callable
 
-import numpy as np
 import torch
 from safetensors.torch import load as st_load, save as st_save
-from torch.nn import functional as F
 
 from core import __version__
 from core.checks import check_choice, check_int, check_real
 from core.corpus import CLEANINGS, clean, load_corpus
 from core.device import resolve_device
-from core.models import CELLS, ModelSpec, RNNLM, clip_gradients, detach_state, perplexity
+from core.models import ModelSpec, RNNLM, clip_gradients, detach_state, perplexity
 from core.sampling import LanguageModel, sample
 from core.tokens import CharVocab, bytes_per_token, train_bpe, vocab_from_dict
 
@@ -75,11 +72,7 @@ class TrainConfig:
         check_choice("split", self.split, ("book", "whole"))
         check_int("num_train", self.num_train, 1, 10_000_000)
         check_int("num_val", self.num_val, 1, 10_000_000)
-        check_choice("cell", self.cell, CELLS)
-        check_int("hidden_size", self.hidden_size, 1, 4096)
-        check_int("embed_dim", self.embed_dim, 0, 4096)
-        check_int("num_layers", self.num_layers, 1, 4)
-        check_real("dropout", self.dropout, 0.0, 0.9)
+        self.spec(2)  # the model fields (cell, sizes, layers, dropout) are checked by ModelSpec
         check_choice("optimizer", self.optimizer, ("sgd", "adam"))
         check_real("lr", self.lr, 0.0, 1e6, lo_open=True)
         check_choice("lr_decay", self.lr_decay, ("none", "cosine"))
@@ -94,8 +87,6 @@ class TrainConfig:
         check_int("sample_length", self.sample_length, 1, 2000)
         check_real("max_seconds", self.max_seconds, 0.0, 1e7)
         check_choice("init", self.init, ("default", "book"))
-        if self.cell == "scratch" and self.num_layers != 1:
-            raise ValueError("The scratch RNN has one layer: set num_layers to 1 or pick cell 'rnn'.")
         if self.split == "book" and self.truncation == "detach":
             raise ValueError("With the book's split the training windows are shuffled, so each starts from a "
                              "zero state: use truncation 'fresh', or the whole-corpus split to carry the state.")

@@ -78,12 +78,9 @@ def _torch_loss(model: RNNLM, tokens, targets, H0):
     state = torch.as_tensor(H0, dtype=torch.float64).requires_grad_(True)
     start = state if model.spec.cell == "scratch" else state.unsqueeze(0)
     logits, _ = model(tok, start)
-    loss = torch.nn.functional.cross_entropy(logits.reshape(-1, case_v(model)), torch.as_tensor(targets).reshape(-1))
+    loss = torch.nn.functional.cross_entropy(logits.reshape(-1, model.spec.vocab_size),
+                                             torch.as_tensor(targets).reshape(-1))
     return logits, loss, state
-
-
-def case_v(model: RNNLM) -> int:
-    return model.spec.vocab_size
 
 
 def max_abs(a, b) -> float:
@@ -259,7 +256,6 @@ GROUPS: dict[str, Callable[[], Iterator[Result]]] = {
 
 
 def run_checks() -> list[Result]:
-    torch.set_num_threads(max(1, torch.get_num_threads()))
     return [r for group in GROUPS.values() for r in group()]
 
 

@@ -58,7 +58,7 @@ with view, learner_errors():
     text = data.cleaned(raw, cleaning)
     if not text.strip():
         raise ValueError("Nothing is left of this text after cleaning: try 'keep punctuation' or another file.")
-    vocab = data.char_vocab(text) if kind == "char" else data.bpe(text, size)
+    vocab = data.vocab(text, kind, size)
     ids = data.encoded(text, kind, size)
 
     st.subheader(f"One passage of {label}")
@@ -103,14 +103,7 @@ with view, learner_errors():
         st.dataframe(pd.DataFrame(tokens.top_ngrams(vocab, ids, n_top, 12), columns=["n-gram", "count"]),
                      hide_index=True, height=300, width="stretch")
 
-    @st.cache_data(show_spinner=False, max_entries=32)
-    def statistics(text: str, kind: str, size: int):
-        """Zipf curves and n-gram coverage: computed once per text and tokenizer, not on every rerun."""
-        ids_ = data.encoded(text, kind, size)
-        v = data.char_vocab(text) if kind == "char" else data.bpe(text, size)
-        return [tokens.zipf_curve(ids_, n) for n in (1, 2, 3)], tokens.ngram_coverage(ids_, len(v), 5)
-
-    curves, cov = statistics(text, kind, size)
+    curves, cov = data.ngram_statistics(text, kind, size)
     zipf = go.Figure()
     for n, curve in zip((1, 2, 3), curves):
         zipf.add_trace(go.Scatter(x=np.arange(1, len(curve) + 1), y=curve, name=f"{n}-grams", mode="lines"))
@@ -136,18 +129,9 @@ with view, learner_errors():
         "a recurrent network avoids it by squeezing the whole past into a fixed-size state."
     )
 
-    @st.cache_data(show_spinner="Training BPE tokenizers of several sizes (cached) ...", max_entries=8)
-    def bpe_sweep(text: str) -> pd.DataFrame:
-        rows = [{"tokenizer": "characters", "vocabulary": len(tokens.CharVocab.build(text)),
-                 "bytes per token": tokens.bytes_per_token(tokens.CharVocab.build(text), text)}]
-        for s in SIZES:
-            v = data.bpe(text, s)
-            rows.append({"tokenizer": f"BPE {s}", "vocabulary": len(v), "bytes per token": tokens.bytes_per_token(v, text)})
-        return pd.DataFrame(rows)
-
     with st.expander("Bytes per token as the BPE vocabulary grows"):
         if st.toggle("Compute the sweep (trains one tokenizer per size, then cached)", key="tokens.sweep"):
-            sweep = bpe_sweep(text)
+            sweep = pd.DataFrame(data.bytes_per_token_sweep(text, tuple(SIZES)))
             sfig = go.Figure(go.Bar(x=sweep["tokenizer"], y=sweep["bytes per token"]))
             sfig.update_layout(yaxis_title="bytes per token", height=320, margin=dict(t=20, b=40))
             st.plotly_chart(sfig, width="stretch")

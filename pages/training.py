@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core import train as core_train
-from core.train import PRESETS, TrainConfig
+from core.train import PRESETS
 from ui import data, models, params
 from ui.common import cite, learner_errors, show_source
 from ui.jobs import JobManager

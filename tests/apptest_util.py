@@ -18,3 +18,19 @@ def metric(at: AppTest, label_start: str) -> str:
         if m.label.startswith(label_start):
             return m.value
     raise AssertionError(f"no metric starting with {label_start!r}: {[m.label for m in at.metric]}")
+
+
+def rerun_until(at: AppTest, condition, seconds: float = 60, every: float = 0.5) -> bool:
+    """Rerun the app (as the page's refreshing fragment would) until condition(at) holds or time runs out."""
+    import time
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        time.sleep(every)
+        at.run()
+        if condition(at):
+            return True
+    return False
+
+
+def has_subheader(text: str):
+    return lambda at: any(text in s.value for s in at.subheader)

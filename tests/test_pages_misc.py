@@ -1,5 +1,5 @@
 """AppTest for the RNN cell page."""
-from apptest_util import metric, page
+from apptest_util import has_subheader, metric, page, rerun_until
 
 
 def test_cell_page_defaults_and_stepping():
@@ -49,17 +49,11 @@ def test_sampling_page_bad_query_params_and_unknown_characters():
 
 
 def test_training_page_runs_a_tiny_job_and_exports(corpus_file):
-    import time
     at = page("training", preset="tiny", timeout=120).run()
     assert not at.exception
     at.button[0].click().run()  # Train
     assert not at.error
-    for _ in range(90):
-        time.sleep(1)
-        at.run()
-        if any("finished" in s.value for s in at.subheader):
-            break
-    assert any("finished" in s.value for s in at.subheader)
+    assert rerun_until(at, has_subheader("finished"), seconds=90)
     assert float(metric(at, "Validation perplexity")) < 15
     assert len(at.get("download_button")) == 2
     use = [b for b in at.button if b.label == "Use in the Sampling lab"][0]
@@ -68,21 +62,11 @@ def test_training_page_runs_a_tiny_job_and_exports(corpus_file):
 
 
 def test_training_page_stop(corpus_file):
-    import time
     at = page("training", preset="whole", timeout=120).run()
     at.button[0].click().run()
-    for _ in range(60):
-        time.sleep(0.5)
-        at.run()
-        if any(b.label == "Stop" for b in at.button) and at.metric:
-            break
+    assert rerun_until(at, lambda a: any(b.label == "Stop" for b in a.button) and bool(a.metric), seconds=30)
     [b for b in at.button if b.label == "Stop"][0].click().run()
-    for _ in range(60):
-        time.sleep(0.5)
-        at.run()
-        if any("stopped" in s.value for s in at.subheader):
-            break
-    assert any("stopped" in s.value for s in at.subheader)
+    assert rerun_until(at, has_subheader("stopped"), seconds=30)
     assert not at.exception
 
 
@@ -102,16 +86,11 @@ def test_sampling_page_with_a_session_bpe_model():
 
 
 def test_training_on_a_short_upload_gives_a_clear_message():
-    import time
     at = page("training", preset="book", timeout=120)
     at.session_state["_rnnlab_upload"] = {"name": "tiny.txt", "text": "a short text of a few words only " * 20}
     at.run()
     at.radio(key="tr.source.book").set_value("upload")
     at.button[0].click().run()
-    for _ in range(40):
-        time.sleep(0.5)
-        at.run()
-        if at.error:
-            break
+    assert rerun_until(at, lambda a: bool(a.error), seconds=20)
     assert not at.exception
     assert at.error and "tokens" in at.error[0].value and "num_train" in at.error[0].value

@@ -6,7 +6,6 @@ import time
 import zipfile
 import io
 
-import numpy as np
 import pytest
 import torch
 

@@ -71,7 +71,27 @@ def char_vocab(text: str):
     return tokens.CharVocab.build(text)
 
 
+def vocab(text: str, kind: str, size: int):
+    """The character vocabulary or the BPE tokenizer of `size` tokens for text (both cached)."""
+    return char_vocab(text) if kind == "char" else bpe(text, size)
+
+
 @st.cache_data(show_spinner=False, max_entries=32)
 def encoded(text: str, kind: str, size: int):
-    vocab = char_vocab(text) if kind == "char" else bpe(text, size)
-    return vocab.encode(text)
+    return vocab(text, kind, size).encode(text)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def ngram_statistics(text: str, kind: str, size: int):
+    """Zipf curves for 1-, 2-, 3-grams and the coverage for n = 1..5: once per text and tokenizer."""
+    ids = encoded(text, kind, size)
+    return [tokens.zipf_curve(ids, n) for n in (1, 2, 3)], tokens.ngram_coverage(ids, len(vocab(text, kind, size)), 5)
+
+
+@st.cache_data(show_spinner="Training BPE tokenizers of several sizes (cached) ...", max_entries=8)
+def bytes_per_token_sweep(text: str, sizes: tuple[int, ...]) -> list[dict]:
+    """Bytes per token for characters and for BPE at each size."""
+    rows = []
+    for label, v in [("characters", char_vocab(text)), *((f"BPE {s}", bpe(text, s)) for s in sizes)]:
+        rows.append({"tokenizer": label, "vocabulary": len(v), "bytes per token": tokens.bytes_per_token(v, text)})
+    return rows
