@@ -94,7 +94,8 @@ with view, learner_errors():
     with left:
         st.markdown("**Vocabulary** (token, id, count in the text)")
         counts = np.bincount(ids, minlength=len(vocab))
-        table = pd.DataFrame({"token": [repr(vocab.token_text(i))[1:-1] for i in range(len(vocab))],
+        visible = lambda t: t.replace(" ", "␣").replace("\n", "⏎")  # noqa: E731  (spaces must show)
+        table = pd.DataFrame({"token": [visible(vocab.token_text(i)) for i in range(len(vocab))],
                               "id": np.arange(len(vocab)), "count": counts})
         st.dataframe(table.sort_values("count", ascending=False), hide_index=True, height=300, width="stretch")
     with right:
