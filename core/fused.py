@@ -12,36 +12,66 @@ import torch
 from torch import nn
 
 
+def _recur(hs: torch.Tensor, h0: torch.Tensor, w_t: torch.Tensor) -> torch.Tensor:
+    """In place: hs holds the input projections (T, B, h) on entry and the states on exit."""
+    h = h0
+    for row in hs.unbind(0):                               # views of the time steps, made in one call
+        h = row.addmm_(h, w_t).tanh_()
+    return hs
+
+
+def _backprop(d_hs: torch.Tensor, hs: torch.Tensor, h0: torch.Tensor, w_hh: torch.Tensor):
+    """Backward through time. Returns dA (T, B, h), the gradients of the pre-activations, and those of h0
+    and W_hh. dA is built in place in a copy of d_hs: row t first collects dL/dH_t (from the output at t
+    and from step t+1), then becomes dA_t = dL/dH_t * (1 - H_t^2)."""
+    T, hdim = hs.shape[0], hs.shape[-1]
+    d_a = d_hs.clone(memory_format=torch.contiguous_format)
+    rows, sq = d_a.unbind(0), (hs * hs).unbind(0)          # tanh' = 1 - h^2, for every step at once
+    for t in range(T - 1, -1, -1):
+        rows[t].addcmul_(rows[t], sq[t], value=-1.0)       # dA_t = g * (1 - H_t^2)
+        if t:
+            rows[t - 1].addmm_(rows[t], w_hh)              # dL/dH_{t-1} += dA_t W_hh
+    d_h0 = d_a[0] @ w_hh
+    d_w_hh = d_a[1:].reshape(-1, hdim).t() @ hs[:-1].reshape(-1, hdim) + d_a[0].t() @ h0
+    return d_a, d_h0, d_w_hh
+
+
 class _TanhRNN(torch.autograd.Function):
     @staticmethod
     def forward(ctx, xw: torch.Tensor, h0: torch.Tensor, w_hh: torch.Tensor) -> torch.Tensor:
         """xw: (T, B, h) input projections with both biases added; h0: (B, h); w_hh: (h, h) as in nn.RNN
         (the step is H_t = tanh(xw_t + H_{t-1} w_hh^T)). Returns all states (T, B, h)."""
-        T = xw.shape[0]
-        hs = torch.empty_like(xw)
-        w_t = w_hh.t()
-        h = h0
-        for t in range(T):
-            h = torch.addmm(xw[t], h, w_t, out=hs[t]).tanh_()
+        hs = _recur(xw.clone(memory_format=torch.contiguous_format), h0, w_hh.t())
         ctx.save_for_backward(hs, h0, w_hh)
         return hs
 
     @staticmethod
     def backward(ctx, d_hs: torch.Tensor):
         hs, h0, w_hh = ctx.saved_tensors
-        T, hdim = hs.shape[0], hs.shape[-1]
-        d_hs = d_hs.contiguous()
-        hs2 = hs * hs                                      # tanh' = 1 - h^2, for every step at once
-        d_a = torch.empty_like(hs)
-        g = d_hs[T - 1]                                    # dL/dH_t: from the output at t, and from step t+1
-        for t in range(T - 1, -1, -1):
-            torch.addcmul(g, g, hs2[t], value=-1.0, out=d_a[t])   # dA_t = g * (1 - H_t^2)
-            if t:
-                g = torch.addmm(d_hs[t - 1], d_a[t], w_hh)         # dL/dH_{t-1} = out_{t-1} + dA_t W_hh
-        d_h0 = d_a[0] @ w_hh
-        flat = d_a[1:].reshape(-1, hdim)
-        d_w_hh = flat.t() @ hs[:-1].reshape(-1, hdim) + d_a[0].t() @ h0
-        return d_a, d_h0, d_w_hh
+        return _backprop(d_hs, hs, h0, w_hh)
+
+
+class _TokenTanhRNN(torch.autograd.Function):
+    """The first layer with one-hot inputs given as token ids: X_t W_ih^T + b is row ids[t] of (W_ih^T + b),
+    a lookup instead of a product, and the backward pass adds each dA_t row into the row of its token."""
+
+    @staticmethod
+    def forward(ctx, ids: torch.Tensor, w_ih: torch.Tensor, bias: torch.Tensor, h0: torch.Tensor,
+                w_hh: torch.Tensor) -> torch.Tensor:
+        """ids: (T, B) time-major token ids; w_ih: (h, V); bias: (h,) the sum of both biases."""
+        flat = ids.reshape(-1)
+        table = (w_ih.t() + bias).contiguous()  # (V, h), one row per token
+        hs = _recur(table.index_select(0, flat).view(*ids.shape, -1), h0, w_hh.t())
+        ctx.save_for_backward(flat, hs, h0, w_hh)
+        ctx.vocab = w_ih.shape[1]
+        return hs
+
+    @staticmethod
+    def backward(ctx, d_hs: torch.Tensor):
+        flat, hs, h0, w_hh = ctx.saved_tensors
+        d_a, d_h0, d_w_hh = _backprop(d_hs, hs, h0, w_hh)
+        d_table = d_a.new_zeros(ctx.vocab, hs.shape[-1]).index_add_(0, flat, d_a.view(-1, hs.shape[-1]))
+        return None, d_table.t(), d_table.sum(0), d_h0, d_w_hh
 
 
 class FusedRNN(nn.RNN):
@@ -52,44 +82,40 @@ class FusedRNN(nn.RNN):
         return (x.device.type == "cpu" and not self.bidirectional and self.nonlinearity == "tanh"
                 and self.bias and self.batch_first)
 
-    def run_projected(self, xw: torch.Tensor, state: torch.Tensor | None, biased: bool = False,
-                      time_major: bool = False):
-        """xw: (T, B, h) time-major input projections of layer 0 (biases included when biased=True).
-        Returns outputs (B, T, h) of the top layer ((T, B, h) with time_major) and the state (num_layers, B, h)."""
-        B = xw.shape[1]
-        finals, hs = [], xw
-        for k in range(self.num_layers):
-            if k:
-                below = hs
-                if self.dropout and self.training:
-                    below = nn.functional.dropout(below, self.dropout, training=True)
-                xw = below @ getattr(self, f"weight_ih_l{k}").t()
-            h0 = state[k] if state is not None else xw.new_zeros(B, self.hidden_size)
-            if k or not biased:
-                xw = xw + (getattr(self, f"bias_ih_l{k}") + getattr(self, f"bias_hh_l{k}"))
-            hs = _TanhRNN.apply(xw, h0, getattr(self, f"weight_hh_l{k}"))
+    def _upper_layers(self, hs: torch.Tensor, state: torch.Tensor | None, finals: list, time_major: bool):
+        """Layers 1.. on top of layer 0's states hs (T, B, h), with nn.RNN's dropout between layers."""
+        for k in range(1, self.num_layers):
+            below = hs
+            if self.dropout and self.training:
+                below = nn.functional.dropout(below, self.dropout, training=True)
+            xw = torch.addmm(getattr(self, f"bias_ih_l{k}") + getattr(self, f"bias_hh_l{k}"),
+                             below.reshape(-1, self.hidden_size), getattr(self, f"weight_ih_l{k}").t())
+            h0 = state[k] if state is not None else hs.new_zeros(hs.shape[1], self.hidden_size)
+            hs = _TanhRNN.apply(xw.view_as(hs), h0, getattr(self, f"weight_hh_l{k}"))
             finals.append(hs[-1])
         return (hs if time_major else hs.transpose(0, 1)), torch.stack(finals)
 
     def forward(self, x, hx=None):
         if not isinstance(x, torch.Tensor) or not self.uses_fused(x):
             return super().forward(x, hx)
-        return self.run_projected(x.transpose(0, 1) @ self.weight_ih_l0.t(), hx)
+        xw = x.transpose(0, 1) @ self.weight_ih_l0.t() + (self.bias_ih_l0 + self.bias_hh_l0)
+        h0 = hx[0] if hx is not None else xw.new_zeros(xw.shape[1], self.hidden_size)
+        hs = _TanhRNN.apply(xw, h0, self.weight_hh_l0)
+        return self._upper_layers(hs, hx, [hs[-1]], time_major=False)
 
     def forward_tokens(self, tokens: torch.Tensor, hx=None, time_major: bool = False):
-        """One-hot inputs given as ids. For a small vocabulary the one-hot matrix product is fastest on a CPU
-        (its backward is one more product); for a large one, X W_ih^T is the row lookup W_ih^T[ids]."""
-        w = self.weight_ih_l0
-        V = w.shape[1]
-        if V <= 64:
-            # One-hot with an extra constant column: [onehot(x), 1] @ [W_ih^T; b] adds the bias inside the same
-            # product, and its backward yields the weight and bias gradients in one product too.
-            ids = tokens.t().unsqueeze(-1)
-            one_hot = torch.zeros(*ids.shape[:2], V + 1, dtype=w.dtype, device=w.device).scatter_(2, ids, 1.0)
-            one_hot[..., V] = 1.0
-            table = torch.cat([w.t(), (self.bias_ih_l0 + self.bias_hh_l0).unsqueeze(0)])
-            return self.run_projected(one_hot @ table, hx, biased=True, time_major=time_major)
-        return self.run_projected(nn.functional.embedding(tokens.t(), w.t()), hx, time_major=time_major)
+        """One-hot inputs given as ids (batch, time): layer 0 looks its input projections up by token."""
+        B = tokens.shape[0]
+        h0 = hx[0] if hx is not None else self.weight_hh_l0.new_zeros(B, self.hidden_size)
+        hs = _TokenTanhRNN.apply(tokens.t(), self.weight_ih_l0, self.bias_ih_l0 + self.bias_hh_l0, h0,
+                                 self.weight_hh_l0)
+        return self._upper_layers(hs, hx, [hs[-1]], time_major)
+
+
+def _logits(h: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+    """h W^T + b. The product first and the bias added in place: addmm would first copy the bias into every
+    row of the output, a whole extra pass over the largest tensor."""
+    return torch.mm(h, weight.t()).add_(bias)
 
 
 class _LinearCrossEntropy(torch.autograd.Function):
@@ -100,7 +126,7 @@ class _LinearCrossEntropy(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, h, weight, bias, targets):
-        logp = torch.log_softmax(torch.addmm(bias, h, weight.t()), dim=1)
+        logp = torch.log_softmax(_logits(h, weight, bias), dim=1)
         ctx.save_for_backward(h, weight, targets, logp)
         return -logp.gather(1, targets.unsqueeze(1)).mean()
 
@@ -110,8 +136,13 @@ class _LinearCrossEntropy(torch.autograd.Function):
         n = h.shape[0]
         p = logp.exp()                                                     # softmax
         p.scatter_add_(1, targets.unsqueeze(1), p.new_full((n, 1), -1.0))  # minus the one-hot target
-        p.mul_(grad / n)
-        return p @ weight, p.t() @ h, p.sum(0), None
+        # The 1/n of the mean (times the incoming gradient) rides along as the products' alpha, and the bias
+        # gradient (the column sums of p) is a matrix-vector product: both cheaper than passes over p.
+        scale, zero = float(grad) / n, p.new_zeros(())
+        d_h = torch.addmm(zero, p, weight, beta=0, alpha=scale)
+        d_w = torch.addmm(zero, p.t(), h, beta=0, alpha=scale)
+        d_b = torch.mv(p.t(), p.new_full((n,), scale))
+        return d_h, d_w, d_b, None
 
 
 def linear_cross_entropy(h: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, targets: torch.Tensor,
@@ -122,6 +153,6 @@ def linear_cross_entropy(h: torch.Tensor, weight: torch.Tensor, bias: torch.Tens
     if torch.is_grad_enabled() and (h.requires_grad or weight.requires_grad or bias.requires_grad):
         loss = _LinearCrossEntropy.apply(h, weight, bias, targets)
         return loss if reduction == "mean" else loss * h.shape[0]
-    logp = torch.log_softmax(torch.addmm(bias, h, weight.t()), dim=1)
+    logp = torch.log_softmax(_logits(h, weight, bias), dim=1)
     picked = logp.gather(1, targets.unsqueeze(1))
     return -(picked.mean() if reduction == "mean" else picked.sum())

@@ -190,8 +190,8 @@ def clip_gradients(parameters, max_norm: float) -> float:
     grads = [p.grad for p in parameters if p.grad is not None]
     if not grads:
         return 0.0
-    norm = torch.sqrt(sum((g.detach().double() ** 2).sum() for g in grads))
-    norm_value = float(norm)
+    norms = [torch.linalg.vector_norm(g.detach(), dtype=torch.float64) for g in grads]
+    norm_value = float(torch.linalg.vector_norm(torch.stack(norms)))
     if math.isfinite(norm_value) and norm_value > max_norm:
         scale = max_norm / norm_value
         for g in grads:

@@ -24,6 +24,7 @@ import torch
 from safetensors.torch import load as st_load, save as st_save
 
 from core import __version__
+from core.alloc import keep_freed_memory, release_freed_memory
 from core.checks import check_choice, check_int, check_real
 from core.corpus import CLEANINGS, clean, load_corpus
 from core.device import resolve_device
@@ -219,7 +220,7 @@ def _batches_book(data: Data, config: TrainConfig, gen: torch.Generator):
     order = torch.randperm(len(data.train_x), generator=gen)
     for i in range(0, len(order), config.batch_size):
         idx = order[i: i + config.batch_size]
-        yield data.train_x[idx], data.train_y[idx], True
+        yield data.train_x.index_select(0, idx), data.train_y.index_select(0, idx), True
 
 
 def _batches_whole(data: Data, config: TrainConfig, gen: torch.Generator):
@@ -248,8 +249,10 @@ def evaluate(net: RNNLM, data: Data, config: TrainConfig, device: torch.device, 
     net.eval()
     total, count = 0.0, 0
     if config.split == "book":
-        for i in range(0, len(data.val_x), 4096):
-            x, y = data.val_x[i: i + 4096].to(device), data.val_y[i: i + 4096].to(device)
+        n = len(data.val_x)
+        chunk = math.ceil(n / math.ceil(n / 2048))  # equal chunks of at most 2048 windows: cache-friendly
+        for i in range(0, n, chunk):
+            x, y = data.val_x[i: i + chunk].to(device), data.val_y[i: i + chunk].to(device)
             total += float(net.loss(x, y, reduction="sum")[0])
             count += y.numel()
     else:
@@ -288,6 +291,7 @@ def train(config: TrainConfig, text: str | None = None, on_progress: Callable[[P
     if not isinstance(config, TrainConfig):
         raise ValueError("train needs a TrainConfig.")
     device = resolve_device(config.device)
+    keep_freed_memory()
     if data is None:
         data = prepare_data(config, load_corpus() if text is None else text)
     torch.manual_seed(config.seed)
@@ -420,6 +424,7 @@ def train(config: TrainConfig, text: str | None = None, on_progress: Callable[[P
     elapsed = time.perf_counter() - t_start
     net.eval()  # the finished model is for sampling and evaluation: dropout off
     lm.meta.update({"status": status, "message": message, "best_epoch": best[1]})
+    release_freed_memory()
     return TrainResult(lm, config, history, status, message, elapsed, dev_name,
                        tokens_seen / elapsed if elapsed > 0 else 0.0, best[1])
 

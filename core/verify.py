@@ -147,6 +147,32 @@ def fused_checks() -> Iterator[Result]:
                      f"[B={B} T={T} d={d} h={h} layers={L}]", err, TOL_ABS)
 
 
+def token_input_checks() -> Iterator[Result]:
+    """The fused path for token ids (a row lookup instead of a one-hot product, gradients added back per
+    token) against nn.RNN on explicit one-hot inputs: states, final state and every gradient."""
+    from core.fused import FusedRNN
+    for i, (B, T, V, h, L) in enumerate(((3, 7, 5, 4, 1), (6, 12, 28, 9, 2), (2, 5, 300, 6, 3))):
+        torch.manual_seed(100 + i)
+        fused = FusedRNN(V, h, num_layers=L, batch_first=True).double()
+        plain = torch.nn.RNN(V, h, num_layers=L, batch_first=True).double()
+        plain.load_state_dict(fused.state_dict())
+        tokens = torch.randint(0, V, (B, T))
+        h0 = torch.randn(L, B, h, dtype=torch.float64)
+        weights = torch.randn(B, T, h, dtype=torch.float64)
+        outs, grads = [], []
+        for run in (lambda s: fused.forward_tokens(tokens, s),
+                    lambda s: plain(torch.nn.functional.one_hot(tokens, V).double(), s)):
+            hi = h0.clone().requires_grad_(True)
+            out, hT = run(hi)
+            ((out * weights).sum() + hT.square().sum()).backward()
+            outs.append(torch.cat([out.detach().flatten(), hT.detach().flatten()]))
+            grads.append([hi.grad] + [p.grad for p in (fused if len(grads) == 0 else plain).parameters()])
+        yield Result(f"fused token-id RNN forward == nn.RNN on one-hot inputs [B={B} T={T} V={V} h={h} layers={L}]",
+                     max_abs(outs[0], outs[1]), TOL_ABS)
+        yield Result(f"fused token-id RNN gradients (state and all weights) == nn.RNN autograd "
+                     f"[B={B} T={T} V={V} h={h} layers={L}]", max(max_abs(a, b) for a, b in zip(*grads)), TOL_ABS)
+
+
 def linear_cross_entropy_checks() -> Iterator[Result]:
     """The lean output layer + loss of core.fused against F.linear + F.cross_entropy (value and gradients)."""
     from core.fused import linear_cross_entropy
@@ -246,6 +272,7 @@ GROUPS: dict[str, Callable[[], Iterator[Result]]] = {
     "autograd": autograd_checks,
     "finite differences": finite_difference_checks,
     "fused": fused_checks,
+    "token inputs": token_input_checks,
     "linear cross-entropy": linear_cross_entropy_checks,
     "concatenation": concat_checks,
     "clipping": clipping_checks,
