@@ -1,9 +1,16 @@
-"""Training speed on the book preset: fused vs scratch RNN, tokens per second measured in one run.
+"""Training speed and quality on the book preset: the fused CPU path against the scratch loop (the book's
+own way of writing the RNN: one matrix product per input, state and output per step, autograd for the
+backward pass), measured in one run.
 
-    python bench/train_speed.py           # 40 steps of each path, then the ratio
-    python bench/train_speed.py --full    # also the whole book preset (100 epochs) with the fused path
+    python bench/train_speed.py             # 4 epochs of each path: tokens per second and their ratio
+    python bench/train_speed.py --full      # also the whole book preset (100 epochs) with the fused path
+    python bench/train_speed.py --book      # also a stand-in for the book's own code (bench/book_loop.py),
+                                            # 3 epochs, projected to the preset's 100
+    python bench/train_speed.py --seeds 4   # the whole preset with both paths for seeds 0..3: time and
+                                            # final validation perplexity of each, their means and ratios
 """
 import argparse
+import statistics
 import time
 from dataclasses import replace
 
@@ -12,22 +19,44 @@ from core.corpus import load_corpus
 from core.train import PRESETS, prepare_data, train
 
 
-def rate(cell: str, data, epochs: int) -> float:
-    cfg = replace(PRESETS["book"], cell=cell, epochs=epochs, device="cpu", sample_length=1)
+def run(cell: str, data, **overrides):
+    cfg = replace(PRESETS["book"], cell=cell, device="cpu", **overrides)
+    t0 = time.perf_counter()
     result = train(cfg, data=data)
-    return result.tokens_per_s
+    return result, time.perf_counter() - t0
 
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--full", action="store_true")
+    ap.add_argument("--seeds", type=int, default=0)
+    ap.add_argument("--book", action="store_true")
     args = ap.parse_args()
     data = prepare_data(PRESETS["book"], load_corpus())
-    fused, scratch = rate("rnn", data, 4), rate("scratch", data, 4)
+    run("rnn", data, epochs=1)  # warm-up: first-use imports and allocations are not the paths' cost
+    fused, scratch = (run(c, data, epochs=4, sample_length=1)[0].tokens_per_s for c in ("rnn", "scratch"))
     print(f"book preset, 4 epochs each: fused {fused:,.0f} tokens/s, scratch {scratch:,.0f} tokens/s, "
           f"ratio {fused / scratch:.2f}x")
-    if args.full:
-        t0 = time.perf_counter()
-        result = train(replace(PRESETS["book"], device="cpu"), data=data)
-        print(f"full book preset (fused, CPU): {time.perf_counter() - t0:.1f} s, validation perplexity "
+    if args.book:
+        from book_loop import book_style_seconds_per_epoch
+        per_epoch, book_rate = book_style_seconds_per_epoch(data, len(data.vocab))
+        print(f"book-style loop: {book_rate:,.0f} tokens/s, {per_epoch:.2f} s per epoch (with validation) -> "
+              f"about {100 * per_epoch:.0f} s for the preset's 100 epochs; fused / book-style tokens per second "
+              f"{fused / book_rate:.2f}x")
+    if args.full and not args.seeds:
+        result, seconds = run("rnn", data)
+        print(f"full book preset (fused, CPU): {seconds:.1f} s, validation perplexity "
               f"{result.final['val_ppl']:.3f} (target <= 7.3 in under 12 s)")
+    if args.seeds:
+        rows = {"rnn": [], "scratch": []}
+        for seed in range(args.seeds):
+            for cell in rows:
+                result, seconds = run(cell, data, seed=seed)
+                rows[cell].append((seconds, result.final["val_ppl"]))
+                print(f"seed {seed} {cell:8s} {seconds:6.1f} s  final validation perplexity "
+                      f"{result.final['val_ppl']:.3f}", flush=True)
+        mean = {c: (statistics.mean(s for s, _ in r), statistics.mean(p for _, p in r)) for c, r in rows.items()}
+        for cell, (s, p) in mean.items():
+            print(f"mean over {args.seeds} seeds, {cell:8s}: {s:6.1f} s, validation perplexity {p:.3f}")
+        print(f"time ratio scratch / fused: {mean['scratch'][0] / mean['rnn'][0]:.2f}x; perplexity difference "
+              f"fused - scratch: {mean['rnn'][1] - mean['scratch'][1]:+.3f}")

@@ -242,7 +242,7 @@ def steps_per_epoch(data: Data, config: TrainConfig) -> int:
     return max(1, length // config.num_steps)
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def evaluate(net: RNNLM, data: Data, config: TrainConfig, device: torch.device, streams: int = 16) -> float:
     """Mean validation cross-entropy (nats per token). Book split: every window from a zero state.
     Whole split: the held-out text as `streams` parallel pieces, state carried across each."""
@@ -280,6 +280,23 @@ def stream_cross_entropy(net: RNNLM, ids: torch.Tensor, device, streams: int = 1
 
 def _snapshot(net: RNNLM) -> dict:
     return {k: v.detach().clone() for k, v in net.state_dict().items()}
+
+
+class _LastGood:
+    """A copy of the weights from the last step whose loss was finite, refreshed in place every step (no new
+    tensors: state_dict's tensors share storage with the parameters the optimizer updates)."""
+
+    def __init__(self, net: RNNLM):
+        self.net = net
+        live = net.state_dict()
+        self.names, self.live = list(live), list(live.values())
+        self.copies = [v.detach().clone() for v in self.live]
+
+    def refresh(self) -> None:
+        torch._foreach_copy_(self.copies, self.live)
+
+    def restore(self) -> None:
+        self.net.load_state_dict(dict(zip(self.names, self.copies)))
 
 
 def train(config: TrainConfig, text: str | None = None, on_progress: Callable[[Progress], None] | None = None,
@@ -322,8 +339,8 @@ def train(config: TrainConfig, text: str | None = None, on_progress: Callable[[P
     lm = LanguageModel(net, data.vocab, config.cleaning, {"config": config.to_dict()})
     t_start = time.perf_counter()
     tokens_seen, step, status, message = 0, 0, "finished", ""
-    good = _snapshot(net)
-    best = (math.inf, 0, good)
+    good = _LastGood(net)
+    best = (math.inf, 0, _snapshot(net))
     last_report = t_start
     grad_norm = 0.0
 
@@ -384,17 +401,17 @@ def train(config: TrainConfig, text: str | None = None, on_progress: Callable[[P
                 loss, state = net.loss(x, y, state)
                 loss_value = float(loss.detach())
                 if not math.isfinite(loss_value) or loss_value > blowup:
-                    net.load_state_dict(good)
+                    good.restore()
                     status = "diverged"
                     message = (f"diverged at step {step + 1} (loss {loss_value}): lower the learning rate. "
                                "The weights from the last good step are kept.")
                     raise StopIteration
-                good = _snapshot(net)
+                good.refresh()
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
                 grad_norm = clip_gradients(params, config.clip) if config.clip > 0 else 0.0
                 if not math.isfinite(grad_norm):
-                    net.load_state_dict(good)
+                    good.restore()
                     status = "diverged"
                     message = f"diverged at step {step + 1} (gradient norm {grad_norm}): lower the learning rate."
                     raise StopIteration
