@@ -3,16 +3,17 @@ the way the chapter writes it (one-hot inputs multiplied by W_xh at every step, 
 output layer applied per step, autograd for the backward pass, the global-norm clip summed in Python, a
 validation pass each epoch). Written here from the chapter's description, not copied.
 """
+import math
 import time
 
 import torch
 import torch.nn.functional as F
 
 
-def book_style_seconds_per_epoch(data, vocab_size: int, epochs: int = 3, hidden: int = 32, lr: float = 1.0,
-                                 batch_size: int = 1024, seed: int = 0) -> tuple[float, float]:
+def book_style_run(data, vocab_size: int, epochs: int = 3, hidden: int = 32, lr: float = 1.0,
+                   batch_size: int = 1024, seed: int = 0) -> tuple[float, float, float]:
     """Train `epochs` epochs on data.train_x/train_y (+ validation each epoch); return (seconds per epoch,
-    training tokens per second)."""
+    training tokens per second, final validation perplexity)."""
     gen = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)
     sigma = 0.01
@@ -53,7 +54,7 @@ def book_style_seconds_per_epoch(data, vocab_size: int, epochs: int = 3, hidden:
                     p -= lr * p.grad
             tokens += Y.numel()
         with torch.no_grad():
-            for i in range(0, len(data.val_x), batch_size):
-                loss_of(data.val_x[i: i + batch_size], data.val_y[i: i + batch_size])
+            val = sum(float(loss_of(data.val_x[i: i + batch_size], data.val_y[i: i + batch_size]))
+                      * data.val_y[i: i + batch_size].numel() for i in range(0, len(data.val_x), batch_size))
     seconds = time.perf_counter() - t0
-    return seconds / epochs, tokens / seconds
+    return seconds / epochs, tokens / seconds, math.exp(val / data.val_y.numel())

@@ -6,8 +6,9 @@ backward pass), measured in one run.
     python bench/train_speed.py --full      # also the whole book preset (100 epochs) with the fused path
     python bench/train_speed.py --book      # also a stand-in for the book's own code (bench/book_loop.py),
                                             # 3 epochs, projected to the preset's 100
-    python bench/train_speed.py --seeds 4   # the whole preset with both paths for seeds 0..3: time and
-                                            # final validation perplexity of each, their means and ratios
+    python bench/train_speed.py --seeds 4   # the whole preset with the fused path, the scratch loop and the
+                                            # book-style loop for seeds 0..3: time and final validation
+                                            # perplexity of each, their means and ratios
 """
 import argparse
 import statistics
@@ -15,6 +16,7 @@ import time
 from dataclasses import replace
 
 import common  # noqa: F401
+from book_loop import book_style_run
 from core.corpus import load_corpus
 from core.train import PRESETS, prepare_data, train
 
@@ -38,8 +40,7 @@ if __name__ == "__main__":
     print(f"book preset, 4 epochs each: fused {fused:,.0f} tokens/s, scratch {scratch:,.0f} tokens/s, "
           f"ratio {fused / scratch:.2f}x")
     if args.book:
-        from book_loop import book_style_seconds_per_epoch
-        per_epoch, book_rate = book_style_seconds_per_epoch(data, len(data.vocab))
+        per_epoch, book_rate, _ = book_style_run(data, len(data.vocab))
         print(f"book-style loop: {book_rate:,.0f} tokens/s, {per_epoch:.2f} s per epoch (with validation) -> "
               f"about {100 * per_epoch:.0f} s for the preset's 100 epochs; fused / book-style tokens per second "
               f"{fused / book_rate:.2f}x")
@@ -48,15 +49,20 @@ if __name__ == "__main__":
         print(f"full book preset (fused, CPU): {seconds:.1f} s, validation perplexity "
               f"{result.final['val_ppl']:.3f} (target <= 7.3 in under 12 s)")
     if args.seeds:
-        rows = {"rnn": [], "scratch": []}
+        rows = {"rnn": [], "scratch": [], "book": []}
         for seed in range(args.seeds):
             for cell in rows:
-                result, seconds = run(cell, data, seed=seed)
-                rows[cell].append((seconds, result.final["val_ppl"]))
-                print(f"seed {seed} {cell:8s} {seconds:6.1f} s  final validation perplexity "
-                      f"{result.final['val_ppl']:.3f}", flush=True)
+                if cell == "book":
+                    per_epoch, _, ppl = book_style_run(data, len(data.vocab), epochs=100, seed=seed)
+                    seconds = 100 * per_epoch
+                else:
+                    result, seconds = run(cell, data, seed=seed)
+                    ppl = result.final["val_ppl"]
+                rows[cell].append((seconds, ppl))
+                print(f"seed {seed} {cell:8s} {seconds:6.1f} s  final validation perplexity {ppl:.3f}", flush=True)
         mean = {c: (statistics.mean(s for s, _ in r), statistics.mean(p for _, p in r)) for c, r in rows.items()}
         for cell, (s, p) in mean.items():
             print(f"mean over {args.seeds} seeds, {cell:8s}: {s:6.1f} s, validation perplexity {p:.3f}")
-        print(f"time ratio scratch / fused: {mean['scratch'][0] / mean['rnn'][0]:.2f}x; perplexity difference "
-              f"fused - scratch: {mean['rnn'][1] - mean['scratch'][1]:+.3f}")
+        for other in ("scratch", "book"):
+            print(f"time ratio {other} / fused: {mean[other][0] / mean['rnn'][0]:.2f}x; perplexity difference "
+                  f"fused - {other}: {mean['rnn'][1] - mean[other][1]:+.3f}")

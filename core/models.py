@@ -68,7 +68,9 @@ class ScratchRNN(nn.Module):
         if H is None:
             H = torch.zeros(batch, self.hidden_size, device=self.W_hh.device, dtype=self.W_hh.dtype)
         # The input part of every step does not depend on H: compute it for all steps at once.
-        XW = self.W_xh[token_ids] if token_ids is not None else X @ self.W_xh
+        # F.embedding rather than W_xh[token_ids]: the same rows, but its backward adds them up in a fixed
+        # order (indexing's backward accumulates in parallel on the CPU, and the last digits vary run to run).
+        XW = F.embedding(token_ids, self.W_xh) if token_ids is not None else X @ self.W_xh
         outputs = []
         for t in range(steps):
             H = torch.tanh(XW[:, t] + H @ self.W_hh + self.b_h)
