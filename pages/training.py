@@ -73,10 +73,12 @@ def history_frame(job) -> pd.DataFrame:
 
 def curves(jobs_to_plot, title: str) -> go.Figure:
     fig = go.Figure()
+    last_epoch = 1
     for job in jobs_to_plot:
         h = history_frame(job)
         if h.empty:
             continue
+        last_epoch = max(last_epoch, int(h["epoch"].max()))
         if len(jobs_to_plot) == 1:
             fig.add_trace(go.Scatter(x=h["epoch"][1:], y=h["train_ppl"][1:], name="train perplexity", mode="lines+markers"))
         fig.add_trace(go.Scatter(x=h["epoch"], y=h["val_ppl"], mode="lines+markers",
@@ -85,6 +87,7 @@ def curves(jobs_to_plot, title: str) -> go.Figure:
             fig.add_trace(go.Scatter(x=h["epoch"], y=h["val_bpb"], name="validation bits per byte (right axis)",
                                      mode="lines", line=dict(dash="dot"), yaxis="y2"))
     fig.update_layout(title=title, xaxis_title="epoch", yaxis_title="perplexity", yaxis_type="log", height=340,
+                      xaxis=dict(dtick=max(1, math.ceil(last_epoch / 10))),  # whole epochs only
                       margin=dict(t=50, b=40),
                       yaxis2=dict(title="bits per byte", overlaying="y", side="right", showgrid=False),
                       legend=dict(orientation="h", y=-0.25))
