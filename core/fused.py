@@ -113,36 +113,37 @@ class FusedRNN(nn.RNN):
         return self._upper_layers(hs, hx, [hs[-1]], time_major)
 
 
-def _logits(h: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
-    """h W^T + b. The product first and the bias added in place: addmm would first copy the bias into every
-    row of the output, a whole extra pass over the largest tensor."""
-    return torch.mm(h, weight.t()).add_(bias)
+def _logits_t(h: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+    """(h W^T + b)^T, shape (V, N). Vocabulary-major: with a small vocabulary, the softmax's reductions then
+    run across rows with every position in a contiguous vector, instead of over rows of only V numbers. The
+    product comes first and the bias is added in place (addmm would first copy the bias into every column)."""
+    return torch.mm(weight, h.t()).add_(bias.unsqueeze(1))
 
 
 class _LinearCrossEntropy(torch.autograd.Function):
     """Mean cross-entropy of softmax(h W^T + b) against targets. The backward pass turns the saved
-    log-probabilities into the softmax gradient directly (exp, minus one at each target, scale) instead of
-    building a separate one-hot gradient and a log-softmax gradient: fewer passes over the largest tensor
-    of a training step."""
+    log-probabilities into the softmax gradient directly (exp in place, minus one at each target, scale)
+    instead of building a separate one-hot gradient and a log-softmax gradient: fewer passes over the
+    largest tensor of a training step."""
 
     @staticmethod
     def forward(ctx, h, weight, bias, targets):
-        logp = torch.log_softmax(_logits(h, weight, bias), dim=1)
+        logp = torch.log_softmax(_logits_t(h, weight, bias), dim=0)
         ctx.save_for_backward(h, weight, targets, logp)
-        return -logp.gather(1, targets.unsqueeze(1)).mean()
+        return -logp.gather(0, targets.unsqueeze(0)).mean()
 
     @staticmethod
     def backward(ctx, grad):
         h, weight, targets, logp = ctx.saved_tensors
         n = h.shape[0]
-        p = logp.exp()                                                     # softmax
-        p.scatter_add_(1, targets.unsqueeze(1), p.new_full((n, 1), -1.0))  # minus the one-hot target
+        p = logp.exp_()                                                    # softmax (V, N), in place
+        p.scatter_add_(0, targets.unsqueeze(0), p.new_full((1, n), -1.0))  # minus the one-hot target
         # The 1/n of the mean (times the incoming gradient) rides along as the products' alpha, and the bias
-        # gradient (the column sums of p) is a matrix-vector product: both cheaper than passes over p.
+        # gradient (the row sums of p) is a matrix-vector product: both cheaper than passes over p.
         scale, zero = float(grad) / n, p.new_zeros(())
-        d_h = torch.addmm(zero, p, weight, beta=0, alpha=scale)
-        d_w = torch.addmm(zero, p.t(), h, beta=0, alpha=scale)
-        d_b = torch.mv(p.t(), p.new_full((n,), scale))
+        d_h = torch.addmm(zero, p.t(), weight, beta=0, alpha=scale)
+        d_w = torch.addmm(zero, p, h, beta=0, alpha=scale)
+        d_b = torch.mv(p, p.new_full((n,), scale))
         return d_h, d_w, d_b, None
 
 
@@ -154,6 +155,6 @@ def linear_cross_entropy(h: torch.Tensor, weight: torch.Tensor, bias: torch.Tens
     if torch.is_grad_enabled() and (h.requires_grad or weight.requires_grad or bias.requires_grad):
         loss = _LinearCrossEntropy.apply(h, weight, bias, targets)
         return loss if reduction == "mean" else loss * h.shape[0]
-    logp = torch.log_softmax(_logits(h, weight, bias), dim=1)
-    picked = logp.gather(1, targets.unsqueeze(1))
+    logp = torch.log_softmax(_logits_t(h, weight, bias), dim=0)
+    picked = logp.gather(0, targets.unsqueeze(0))
     return -(picked.mean() if reduction == "mean" else picked.sum())
