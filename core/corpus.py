@@ -58,7 +58,7 @@ def _read_text(path: Path, check_sha1: bool) -> str:
         raise CorpusError(f"The corpus at {path} is not UTF-8 text. {HOW_TO_GET}") from None
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
+def atomic_write(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".part")
     try:
@@ -84,7 +84,7 @@ def download_corpus(url: str = CORPUS_URL, dest: Path | None = None, timeout: fl
     if sha1_of(data) != CORPUS_SHA1:
         raise CorpusError(f"The file downloaded from {url} has SHA-1 {sha1_of(data)}, expected {CORPUS_SHA1}; "
                           f"it was not saved. {HOW_TO_GET}")
-    _atomic_write(dest, data)
+    atomic_write(dest, data)
     return dest
 
 

@@ -123,6 +123,11 @@ class Analysis:
     growth: float
     clipped: np.ndarray
 
+    @property
+    def shown(self) -> np.ndarray:
+        """The curve the regime is read from: through tanh when computed, else the linear one."""
+        return self.linear if self.tanh is None else self.tanh
+
 
 def analyse(n: int = 32, scale: float = 1.0, T: int = 24, kind: str = "gaussian", input_scale: float = 1.0,
             seed: int = 0, use_tanh: bool = True, theta: float = 1.0) -> Analysis:
@@ -132,6 +137,6 @@ def analyse(n: int = 32, scale: float = 1.0, T: int = 24, kind: str = "gaussian"
     eig = np.linalg.eigvals(W)
     linear = linear_gradient_norms(W, T, seed=seed)
     tanh = tanh_gradient_norms(W, T, input_scale, seed) if use_tanh else None
-    shown = tanh if use_tanh else linear
+    shown = linear if tanh is None else tanh
     return Analysis(W, float(np.max(np.abs(eig))), eig, linear, tanh, regime(float(shown[-1])),
                     growth_factor(shown), np.minimum(shown, check_real("clipping threshold", theta, 0.0, lo_open=True)))

@@ -103,6 +103,10 @@ class RNNLM(nn.Module):
         zeros = torch.zeros(shape, device=device or p.device, dtype=dtype or p.dtype)
         return (zeros, zeros.clone()) if self.spec.cell == "lstm" else zeros
 
+    def _fused_tokens(self, tokens: torch.Tensor) -> bool:
+        """One-hot inputs into the fused CPU RNN: the path that takes token ids directly."""
+        return self.embedding is None and isinstance(self.rnn, FusedRNN) and self.rnn.uses_fused(tokens)
+
     def hidden_states(self, tokens: torch.Tensor, state=None):
         """Top-layer hidden states (batch, time, hidden) and the final state."""
         if tokens.dim() != 2:
@@ -111,7 +115,7 @@ class RNNLM(nn.Module):
             if self.embedding is None:
                 return self.rnn(None, state, token_ids=tokens)
             return self.rnn(self.embedding(tokens), state)
-        if self.embedding is None and isinstance(self.rnn, FusedRNN) and self.rnn.uses_fused(tokens):
+        if self._fused_tokens(tokens):
             return self.rnn.forward_tokens(tokens, state)
         X = self.embedding(tokens) if self.embedding is not None else \
             F.one_hot(tokens, self.spec.vocab_size).to(self.head.weight.dtype)
@@ -125,7 +129,7 @@ class RNNLM(nn.Module):
         """Cross-entropy of predicting targets (batch, time) and the final state. Same value as applying
         F.cross_entropy to forward()'s logits; with one-hot inputs on the CPU it works time-major
         throughout, which saves copying the largest tensors between layouts."""
-        if self.embedding is None and isinstance(self.rnn, FusedRNN) and self.rnn.uses_fused(tokens):
+        if self._fused_tokens(tokens):
             outputs, state = self.rnn.forward_tokens(tokens, state, time_major=True)
             h = self.drop(outputs).reshape(-1, outputs.shape[-1])
             loss = linear_cross_entropy(h, self.head.weight, self.head.bias, targets.t().reshape(-1), reduction)

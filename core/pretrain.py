@@ -16,10 +16,11 @@ from pathlib import Path
 
 import torch
 
+from core.assets import ASSETS, META, WEIGHTS
 from core.corpus import CORPUS_SHA1, load_corpus, sha1_of
-from core.train import LN2, TrainConfig, _bar, with_overrides, prepare_data, run_metadata, stream_cross_entropy, train, weights_bytes
+from core.train import (LN2, TrainConfig, _bar, prepare_data, run_metadata, stream_cross_entropy, train,
+                        weights_bytes, with_overrides)
 
-from core.assets import ASSETS, META, WEIGHTS  # noqa: E402
 COMMAND = "python -m core pretrain"
 
 CONFIG = TrainConfig(split="whole", truncation="detach", cell="rnn", hidden_size=384, embed_dim=0, num_layers=3,
@@ -57,10 +58,11 @@ def main(argv: list[str] | None = None) -> int:
     ppl, bpc = held_out_metrics(result.lm, data)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    corpus_sha1 = sha1_of(text.encode("utf-8"))
     meta = run_metadata(result, {
         "name": "Time Machine character RNN",
-        "corpus_sha1": sha1_of(text.encode("utf-8")),
-        "corpus_is_time_machine": sha1_of(text.encode("utf-8")) == CORPUS_SHA1,
+        "corpus_sha1": corpus_sha1,
+        "corpus_is_time_machine": corpus_sha1 == CORPUS_SHA1,
         "split": "first 90% of the cleaned characters for training, last 10% held out",
         "val_ppl": round(ppl, 4),
         "val_bits_per_char": round(bpc, 4),

@@ -87,6 +87,13 @@ def cell(params: dict, X_t: np.ndarray, H_prev: np.ndarray) -> np.ndarray:
     return np.tanh(X_t @ params["W_xh"] + H_prev @ params["W_hh"] + params["b_h"])
 
 
+def two_products_or_one(X: np.ndarray, W_xh: np.ndarray, H: np.ndarray, W_hh: np.ndarray):
+    """The pre-activation computed both ways: X W_xh + H W_hh, and [X, H] @ [W_xh; W_hh] (one product)."""
+    two = X @ W_xh + H @ W_hh
+    one = np.concatenate([X, H], axis=1) @ np.concatenate([W_xh, W_hh], axis=0)
+    return two, one
+
+
 def softmax(O: np.ndarray) -> np.ndarray:
     Z = O - O.max(axis=-1, keepdims=True)
     P = np.exp(Z)

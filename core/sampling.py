@@ -112,6 +112,10 @@ class Stepper:
                 self.logits = self.lm.net.head(outputs[:, -1]).double().cpu().numpy()[0]
         return self.logits
 
+    def read(self, cleaned: str) -> np.ndarray:
+        """Logits after reading a cleaned prefix (from the zero state when it is empty)."""
+        return self.feed(self.lm.vocab.encode(cleaned)) if cleaned else self.start()
+
     def start(self) -> np.ndarray:
         """Logits before any token: from the zero state."""
         if self.fast:
@@ -186,7 +190,7 @@ def stream(lm: LanguageModel, prefix: str, temperature: float = 1.0, top_k: int 
     rng = np.random.default_rng(None if seed is None else check_int("seed", seed, 0))
     cleaned, _ = lm.prepare_prefix(prefix)
     stepper = Stepper(lm)
-    logits = stepper.feed(lm.vocab.encode(cleaned)) if cleaned else stepper.start()
+    logits = stepper.read(cleaned)
     V = len(lm.vocab)
     no_unk = getattr(lm.vocab, "kind", "") == "char" and V > 1
     if top_k is not None:
@@ -232,12 +236,15 @@ def sample(lm: LanguageModel, prefix: str, length: int = 200, temperature: float
     return Sample(cleaned, unknown, lm.vocab.decode(ids), ids, texts, probs)
 
 
+def next_logits(lm: LanguageModel, prefix: str) -> np.ndarray:
+    """The model's logits for the token after prefix (turn them into probabilities with distribution)."""
+    cleaned, _ = lm.prepare_prefix(prefix)
+    return Stepper(lm).read(cleaned)
+
+
 def next_distribution(lm: LanguageModel, prefix: str, temperature: float = 1.0) -> np.ndarray:
     """Probabilities of every token coming next after prefix, at the given temperature."""
-    cleaned, _ = lm.prepare_prefix(prefix)
-    stepper = Stepper(lm)
-    logits = stepper.feed(lm.vocab.encode(cleaned)) if cleaned else stepper.start()
-    return distribution(logits, temperature)
+    return distribution(next_logits(lm, prefix), temperature)
 
 
 def token_log_probs(lm: LanguageModel, text: str) -> np.ndarray:

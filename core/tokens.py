@@ -12,11 +12,19 @@ import numpy as np
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
 from core.checks import check_int
-from core.corpus import _atomic_write, cache_dir
+from core.corpus import atomic_write, cache_dir
 
 UNK = "<unk>"
 UNK_CHAR = "\ufffd"  # how an unknown id prints when decoding characters
 BPE_MIN, BPE_MAX = 256, 4096
+
+
+def _checked_ids(ids, vocab_size: int) -> np.ndarray:
+    """ids as a flat int64 array, or ValueError when one lies outside the vocabulary."""
+    ids = np.asarray(ids, dtype=np.int64).ravel()
+    if ids.size and (ids.min() < 0 or ids.max() >= vocab_size):
+        raise ValueError(f"ids must lie in 0..{vocab_size - 1}.")
+    return ids
 
 
 class CharVocab:
@@ -64,9 +72,7 @@ class CharVocab:
         return out
 
     def decode(self, ids) -> str:
-        ids = np.asarray(ids, dtype=np.int64).ravel()
-        if ids.size and (ids.min() < 0 or ids.max() >= len(self)):
-            raise ValueError(f"ids must lie in 0..{len(self) - 1}.")
+        ids = _checked_ids(ids, len(self))
         return "".join(UNK_CHAR if i == 0 else self.idx_to_token[i] for i in ids)
 
     def unknown(self, text: str) -> list[str]:
@@ -101,9 +107,7 @@ class BPEVocab:
         return np.asarray(self.tokenizer.encode(text).ids, dtype=np.int64)
 
     def decode(self, ids) -> str:
-        ids = np.asarray(ids, dtype=np.int64).ravel()
-        if ids.size and (ids.min() < 0 or ids.max() >= len(self)):
-            raise ValueError(f"ids must lie in 0..{len(self) - 1}.")
+        ids = _checked_ids(ids, len(self))
         return self.tokenizer.decode(ids.tolist(), skip_special_tokens=False)
 
     def token_bytes(self, i: int) -> bytes:
@@ -176,7 +180,7 @@ def train_bpe(text: str, vocab_size: int = 1024, use_disk_cache: bool = True) ->
         tok.train_from_iterator((("".join(lines[i:i + 200])) for i in range(0, len(lines), 200)), trainer=trainer)
         if use_disk_cache:
             try:
-                _atomic_write(path, tok.to_str().encode("utf-8"))
+                atomic_write(path, tok.to_str().encode("utf-8"))
             except OSError:
                 pass  # a read-only cache is not an error
     vocab = BPEVocab(tok)
@@ -217,8 +221,7 @@ def top_ngrams(vocab, ids, n: int, k: int = 10) -> list[tuple[str, int]]:
     """The k most frequent n-grams, shown as text."""
     k = check_int("k", k, 1, 10_000)
     grams, counts = ngram_counts(ids, n)
-    sep = "" if getattr(vocab, "kind", "char") in ("char", "bpe") else " "
-    return [(sep.join(vocab.token_text(int(i)) for i in g), int(c)) for g, c in zip(grams[:k], counts[:k])]
+    return [("".join(vocab.token_text(int(i)) for i in g), int(c)) for g, c in zip(grams[:k], counts[:k])]
 
 
 def zipf_curve(ids, n: int) -> np.ndarray:
@@ -255,13 +258,15 @@ def ngram_table_size(vocab_size: int, k: int) -> int:
 
 
 def rnn_parameter_terms(vocab_size: int, embed_dim: int, hidden: int) -> dict[str, int]:
-    """Parameters of a one-layer RNN language model, term by term (embedding, recurrent, output)."""
+    """Parameters of a one-layer RNN language model, term by term (embedding, recurrent, output).
+    embed_dim 0: one-hot inputs, so no embedding and W_xh is |V| x h."""
     V = check_int("vocab_size", vocab_size, 1)
-    d = check_int("embed_dim", embed_dim, 1)
+    d = check_int("embed_dim", embed_dim, 0)
     h = check_int("hidden", hidden, 1)
+    inputs = {"embedding E (|V| x d)": V * d, "input weights W_xh (d x h)": d * h} if d else \
+        {"input weights W_xh (|V| x h)": V * h}
     return {
-        "embedding E (|V| x d)": V * d,
-        "input weights W_xh (d x h)": d * h,
+        **inputs,
         "recurrent weights W_hh (h x h)": h * h,
         "hidden bias b_h (h)": h,
         "output weights W_hq (h x |V|)": h * V,

@@ -36,7 +36,7 @@ with controls:
 
 with view, learner_errors():
     a = gradflow.analyse(n, scale, T, kind, input_scale, seed, use_tanh, theta)
-    shown = a.tanh if use_tanh else a.linear
+    shown = a.shown
     final = float(shown[-1])
     colour = {"vanishing": "blue", "stable": "green", "exploding": "red"}[a.regime]
     c1, c2, c3, c4 = st.columns(4)

@@ -98,8 +98,7 @@ if st.button("New random matrices", key="cell.concat_new"):
     st.session_state["cell.concat_seed"] = st.session_state.get("cell.concat_seed", 0) + 1
 rng = np.random.default_rng(st.session_state.get("cell.concat_seed", 0))
 Xc, Wx, Hc, Wh = rng.standard_normal((3, 1)), rng.standard_normal((1, 4)), rng.standard_normal((3, 4)), rng.standard_normal((4, 4))
-two = Xc @ Wx + Hc @ Wh
-one = np.concatenate([Xc, Hc], axis=1) @ np.concatenate([Wx, Wh], axis=0)
+two, one = rnn_ref.two_products_or_one(Xc, Wx, Hc, Wh)
 q1, q2, q3 = st.columns(3)
 q1.markdown("X W_xh + H W_hh")
 q1.dataframe(pd.DataFrame(two).round(4), hide_index=True)
@@ -111,11 +110,13 @@ st.header("3 · Memory without growing")
 st.markdown("However long the sequence, the RNN keeps the same weights and a state of fixed size. A table "
             "of n-gram counts needs an entry for every possible context, which grows exponentially.")
 m1, m2, m3 = st.columns(3)
-V = m1.number_input("Vocabulary |V|", 2, 100_000, 28, key="cell.V")
-h2 = m2.number_input("Hidden units h", 1, 10_000, 256, key="cell.h2")
+with m1:
+    V = params.int_input("Vocabulary |V|", "V", 28, 2, 100_000)
+with m2:
+    h2 = params.int_input("Hidden units h", "h2", 256, 1, 10_000)
 ctx = np.arange(1, 21)
 with learner_errors():
-    rnn_params = sum(tokens.rnn_parameter_terms(V, V, h2).values()) - V * V  # one-hot input: no embedding matrix
+    rnn_params = sum(tokens.rnn_parameter_terms(V, 0, h2).values())  # one-hot inputs: no embedding
     pfig = go.Figure()
     pfig.add_trace(go.Scatter(x=ctx, y=[rnn_params] * len(ctx), name="RNN parameters (any context)"))
     pfig.add_trace(go.Scatter(x=ctx, y=[float(tokens.ngram_table_size(V, int(k))) for k in ctx],

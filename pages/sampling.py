@@ -79,8 +79,8 @@ with view, learner_errors():
               help="Low: the model found its own text predictable. Greedy text scores lowest, high T highest.")
 
     st.subheader("What comes next?")
-    p_t = sampling.next_distribution(lm, prefix, temperature)
-    p_1 = sampling.next_distribution(lm, prefix, 1.0)
+    logits = sampling.next_logits(lm, prefix)
+    p_t, p_1 = sampling.distribution(logits, temperature), sampling.distribution(logits, 1.0)
     top = np.argsort(-p_1)[:15]
     labels = [repr(lm.vocab.token_text(int(i))) for i in top]
     bfig = go.Figure()
@@ -110,15 +110,19 @@ with view, learner_errors():
                    + ", ".join(f"{u} ({np.abs(H[:, u]).mean():.2f})" for u in most_active) + ".")
 
     st.subheader("Greedy against sampled")
-    greedy_out = greedy(model_key, prefix, min(length, 300), lm)
-    sampled = sampling.sample(lm, prefix, min(length, 300), max(temperature, 0.05), top_k or None,
-                              top_p if top_p < 1 else None, seed)
+    shown_len = min(length, 300)
+    greedy_out = greedy(model_key, prefix, shown_len, lm)
+    if temperature >= 0.05:  # the same draw as above (same seed): its first characters, not a second run
+        sampled_text = lm.vocab.decode(out.token_ids[:shown_len])
+    else:
+        sampled_text = sampling.sample(lm, prefix, shown_len, 0.05, top_k or None, top_p if top_p < 1 else None,
+                                       seed).text
     g1, g2 = st.columns(2)
     g1.markdown(f"**Greedy (T = 0)**: distinct 3-grams {100 * sampling.distinct_ngram_share(greedy_out.text):.0f}%")
     g1.text(greedy_out.text)
     g2.markdown(f"**Sampled (T = {max(temperature, 0.05):g})**: distinct 3-grams "
-                f"{100 * sampling.distinct_ngram_share(sampled.text):.0f}%")
-    g2.text(sampled.text)
+                f"{100 * sampling.distinct_ngram_share(sampled_text):.0f}%")
+    g2.text(sampled_text)
     st.caption("Greedy decoding always takes the single likeliest next character. Once it lands in a phrase "
                "that leads back to itself it repeats forever, so few of its 3-grams are distinct. Sampling keeps "
                "some randomness and stays varied, at the price of occasional odd choices.")

@@ -99,9 +99,9 @@ with view, learner_errors():
                               "id": np.arange(len(vocab)), "count": counts})
         st.dataframe(table.sort_values("count", ascending=False), hide_index=True, height=300, width="stretch")
     with right:
-        n_top = st.radio("Most frequent", (1, 2, 3), horizontal=True, format_func=lambda n: f"{n}-grams",
-                         key="tokens.topn")
-        st.dataframe(pd.DataFrame(tokens.top_ngrams(vocab, ids, n_top, 12), columns=["n-gram", "count"]),
+        n_top = params.choice("Most frequent", "topn", 1, (1, 2, 3), widget="radio", horizontal=True,
+                              format_func=lambda n: f"{n}-grams")
+        st.dataframe(pd.DataFrame(data.top_ngrams(text, kind, size, n_top, 12), columns=["n-gram", "count"]),
                      hide_index=True, height=300, width="stretch")
 
     curves, cov = data.ngram_statistics(text, kind, size)
@@ -144,9 +144,12 @@ st.subheader("How many parameters? An n-gram table against an RNN")
 k1, k2, k3, k4 = st.columns(4)
 with k1:
     V = params.int_input("Vocabulary |V|", "V", 10_000, 2, 1_000_000)
-k = k2.number_input("Context length k", 1, 100, 20, key="tokens.k")
-h = k3.number_input("Hidden units h", 1, 100_000, 256, key="tokens.h")
-d = k4.number_input("Embedding size d", 1, 100_000, 256, key="tokens.d")
+with k2:
+    k = params.int_input("Context length k", "k", 20, 1, 100)
+with k3:
+    h = params.int_input("Hidden units h", "h", 256, 1, 100_000)
+with k4:
+    d = params.int_input("Embedding size d (0 = one-hot)", "d", 256, 0, 100_000)
 with learner_errors():
     terms = tokens.rnn_parameter_terms(V, d, h)
     table_size = tokens.ngram_table_size(V, k)

@@ -96,8 +96,9 @@ def curves(jobs_to_plot, title: str) -> go.Figure:
 
 @st.fragment(run_every=1.0)
 def live() -> None:
-    current = [j for j in jobs.for_session(sid) if j.active]
-    latest = current[0] if current else (jobs.for_session(sid)[-1] if jobs.for_session(sid) else None)
+    runs = jobs.for_session(sid)
+    current = [j for j in runs if j.active]
+    latest = current[0] if current else (runs[-1] if runs else None)
     if latest is None:
         st.info("No run yet: choose a preset and press **Train**.", icon="ℹ️")
         return

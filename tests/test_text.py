@@ -191,6 +191,12 @@ def test_parameter_calculator_by_hand():
     assert tokens.ngram_table_size(3, 0) == 3
 
 
+def test_parameter_calculator_one_hot_inputs():
+    terms = tokens.rnn_parameter_terms(28, 0, 256)  # no embedding: W_xh is |V| x h
+    assert "embedding E (|V| x d)" not in terms
+    assert sum(terms.values()) == 28 * 256 + 256 * 256 + 256 + 256 * 28 + 28
+
+
 def test_page_defaults_and_bpe(corpus_file):
     at = page("tokens").run()
     assert not at.exception and not at.error

@@ -88,6 +88,12 @@ def ngram_statistics(text: str, kind: str, size: int):
     return [tokens.zipf_curve(ids, n) for n in (1, 2, 3)], tokens.ngram_coverage(ids, len(vocab(text, kind, size)), 5)
 
 
+@st.cache_data(show_spinner=False, max_entries=64)
+def top_ngrams(text: str, kind: str, size: int, n: int, k: int) -> list[tuple[str, int]]:
+    """The k most frequent n-grams of the text under the tokenizer: once per text, tokenizer and n."""
+    return tokens.top_ngrams(vocab(text, kind, size), encoded(text, kind, size), n, k)
+
+
 @st.cache_data(show_spinner="Training BPE tokenizers of several sizes (cached) ...", max_entries=8)
 def bytes_per_token_sweep(text: str, sizes: tuple[int, ...]) -> list[dict]:
     """Bytes per token for characters and for BPE at each size."""

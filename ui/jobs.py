@@ -62,8 +62,9 @@ class JobManager:
         kind = resolve_device(config.device).type
         with self.lock:
             limit = self.max_gpu if kind == "cuda" else self.max_cpu
-            if self.running(kind) >= limit:
-                raise ValueError(f"The server is already training {self.running(kind)} model(s) on the "
+            busy = self.running(kind)
+            if busy >= limit:
+                raise ValueError(f"The server is already training {busy} model(s) on the "
                                  f"{kind.upper()} (limit {limit}). Wait for a run to finish or stop one, then try again.")
             job_id = next(_ids)
             job = Job(job_id, name or f"run {job_id}", session_id, config, kind)
