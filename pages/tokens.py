@@ -25,6 +25,12 @@ SIZES = [256, 512, 1024, 2048, 4096]
 PASSAGE = 320
 TOKEN_COLOURS = ("#dbeafe", "#fde68a", "#bbf7d0", "#fbcfe8")
 
+
+def visible(token: str) -> str:
+    """Spaces and line breaks shown as symbols in tables (a blank cell would hide them)."""
+    return token.replace(" ", "␣").replace("\n", "⏎")
+
+
 controls, view = st.columns([1, 3], gap="large")
 with controls:
     st.subheader("Controls")
@@ -94,14 +100,14 @@ with view, learner_errors():
     with left:
         st.markdown("**Vocabulary** (token, id, count in the text)")
         counts = np.bincount(ids, minlength=len(vocab))
-        visible = lambda t: t.replace(" ", "␣").replace("\n", "⏎")  # noqa: E731  (spaces must show)
         table = pd.DataFrame({"token": [visible(vocab.token_text(i)) for i in range(len(vocab))],
                               "id": np.arange(len(vocab)), "count": counts})
         st.dataframe(table.sort_values("count", ascending=False), hide_index=True, height=300, width="stretch")
     with right:
         n_top = params.choice("Most frequent", "topn", 1, (1, 2, 3), widget="radio", horizontal=True,
                               format_func=lambda n: f"{n}-grams")
-        st.dataframe(pd.DataFrame(data.top_ngrams(text, kind, size, n_top, 12), columns=["n-gram", "count"]),
+        top = [(visible(gram), count) for gram, count in data.top_ngrams(text, kind, size, n_top, 12)]
+        st.dataframe(pd.DataFrame(top, columns=["n-gram", "count"]),
                      hide_index=True, height=300, width="stretch")
 
     curves, cov = data.ngram_statistics(text, kind, size)
