@@ -1,9 +1,15 @@
 """Which device training uses."""
 from __future__ import annotations
 
+import os
+
 import torch
 
 from core.checks import check_choice
+
+# Reproducible runs on a GPU: cuBLAS (which cuDNN's RNNs call) only gives the same sums every time with a
+# fixed workspace. It is read when CUDA first multiplies, so it is set here, before any run starts.
+os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
 
 DEVICES = ("auto", "cpu", "cuda")
 
@@ -12,11 +18,30 @@ def resolve_device(name: str = "auto") -> torch.device:
     """'auto' -> CUDA when a GPU is visible, else CPU; 'cuda' without a GPU raises ValueError."""
     check_choice("device", name, DEVICES)
     if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        name = "cuda" if torch.cuda.is_available() else "cpu"
     if name == "cuda" and not torch.cuda.is_available():
         raise ValueError("device 'cuda' was asked for, but no CUDA GPU is visible to PyTorch here: "
                          "choose 'cpu' or 'auto'.")
-    return torch.device(name)
+    device = torch.device(name)
+    if device.type == "cuda":
+        # Same seed, same run on the same GPU; and full float32 in cuDNN's RNNs, whose matrix products would
+        # otherwise round their inputs to TF32 (10 bits of mantissa) and drift from the CPU's numbers by 1e-4
+        # and more. These models are far too small for TF32 to make them faster.
+        torch.backends.cudnn.deterministic = True
+        _full_float32()
+    return device
+
+
+def _full_float32() -> None:
+    """No TF32 in cuDNN's RNNs or cuBLAS's products (newer PyTorch names this fp32_precision; one API only,
+    since PyTorch refuses a mix of the two)."""
+    rnn = getattr(torch.backends.cudnn, "rnn", None)
+    if rnn is not None and hasattr(rnn, "fp32_precision"):
+        rnn.fp32_precision = torch.backends.cudnn.conv.fp32_precision = "ieee"
+        torch.backends.cuda.matmul.fp32_precision = "ieee"
+    else:
+        torch.backends.cudnn.allow_tf32 = False
+        torch.backends.cuda.matmul.allow_tf32 = False
 
 
 def describe_device(device: torch.device | str | None = None) -> str:

@@ -313,7 +313,8 @@ def train(config: TrainConfig, text: str | None = None, on_progress: Callable[[P
         data = prepare_data(config, load_corpus() if text is None else text)
     torch.manual_seed(config.seed)
     gen = torch.Generator().manual_seed(config.seed)
-    net = RNNLM(config.spec(len(data.vocab))).to(device)
+    # Build and initialise on the CPU, then move: a run starts from the same weights on every device.
+    net = RNNLM(config.spec(len(data.vocab)))
     if config.init == "book":
         with torch.no_grad():
             for name, p in net.named_parameters():
@@ -321,6 +322,7 @@ def train(config: TrainConfig, text: str | None = None, on_progress: Callable[[P
                     p.zero_()
                 else:
                     p.normal_(0.0, 0.01)
+    net = net.to(device)
     params = list(net.parameters())
     if config.optimizer == "sgd":
         opt = torch.optim.SGD(params, lr=config.lr, weight_decay=config.weight_decay)

@@ -254,6 +254,9 @@ with st.expander("How training works here"):
   stops the run and restores the weights of the last good step. **Stop** keeps everything learnt so far.
 - The **RNN (fused)** cell runs a hand-written, verified time loop on the CPU and cuDNN on a GPU; **from scratch**
   is the book's loop over time steps in plain PyTorch. Both compute the same function.
+- **On a GPU** a run starts from the same weights as on the CPU and works in full float32 (no TF32 shortcuts),
+  with cuDNN's deterministic algorithms: the same seed gives the same run again, and the numbers stay within
+  float32 rounding of the CPU's.
 - **Seeds matter**: with plain SGD at a constant learning rate the validation perplexity still jumps by about
   ±0.1 from one epoch to the next at the end of the book preset, so the final number depends on the seed
   (7.2 to 7.5 over eight seeds here; a book-style loop spreads at least as much). Compare settings over a few seeds,
