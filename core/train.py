@@ -18,7 +18,7 @@ import time
 import zipfile
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 import torch
 from safetensors.torch import load as st_load, save as st_save
@@ -556,8 +556,43 @@ def with_overrides(base: TrainConfig, items: list[str], **fixed) -> TrainConfig:
         try:
             overrides[name] = kind(value)
         except ValueError:
-            raise ValueError(f"{name} takes a {kind.__name__}, got {value!r}") from None
+            what = {int: "a whole number", float: "a number"}.get(kind, kind.__name__)
+            raise ValueError(f"{name} takes {what}, got {value!r}") from None
     return replace(base, **overrides)
+
+
+def _text(value) -> str:
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def config_overrides(base: TrainConfig, config: TrainConfig, names: Sequence[str]) -> dict[str, str]:
+    """The settings among names where config differs from base, as NAME -> text (what a URL carries)."""
+    return {n: _text(getattr(config, n)) for n in names if getattr(config, n) != getattr(base, n)}
+
+
+def parse_overrides(base: TrainConfig, raw: dict[str, str], ranges: dict[str, tuple[float, float]] | None = None,
+                    choices: dict[str, Sequence] | None = None) -> tuple[TrainConfig, list[str]]:
+    """base with the valid NAME -> text settings of raw applied, and a message for each one left out.
+
+    ranges and choices narrow a setting further than TrainConfig does (to what a form's widget offers)."""
+    good: list[str] = []
+    problems: list[str] = []
+    for name, value in raw.items():
+        try:
+            v = getattr(with_overrides(base, [f"{name}={value}"]), name)
+            lo, hi = (ranges or {}).get(name, (v, v))
+            if not lo <= v <= hi:
+                raise ValueError(f"{name} must be between {lo:g} and {hi:g}, got {value!r}")
+            if name in (choices or {}) and v not in choices[name]:
+                raise ValueError(f"{name} must be one of {', '.join(map(str, choices[name]))}, got {value!r}")
+        except ValueError as exc:
+            problems.append(str(exc))
+            continue
+        good.append(f"{name}={value}")
+    try:
+        return with_overrides(base, good), problems
+    except ValueError as exc:  # each setting fine alone, not together (e.g. book windows with a carried state)
+        return base, problems + [f"{exc} (kept the preset's settings)"]
 
 
 def main(argv: list[str] | None = None) -> int:

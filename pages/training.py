@@ -145,57 +145,83 @@ preset = preset or "book"
 base = PRESETS[preset]
 st.caption(PRESET_NOTES.get(preset, ""))
 
+# Every setting of the form lives in the URL too (only those that differ from the preset), written when the
+# learner presses Train: a copied address opens the same form, ready to train the same run.
+RANGES = {"num_train": (1, 1_000_000), "num_val": (1, 1_000_000), "hidden_size": (1, 2048), "embed_dim": (0, 1024),
+          "num_layers": (1, 4), "dropout": (0.0, 0.9), "lr": (1e-5, 100.0), "clip": (0.0, 1000.0),
+          "epochs": (1, 10_000), "batch_size": (1, 8192), "num_steps": (1, 512), "seed": (0, 2**31 - 1)}
+CHOICES = {"tokenizer": ("char", "bpe"), "bpe_vocab": (256, 512, 1024, 2048, 4096), "split": ("book", "whole"),
+           "cleaning": ("letters", "punctuation"), "truncation": ("fresh", "detach"),
+           "cell": ("scratch", "rnn", "gru", "lstm"), "optimizer": ("sgd", "adam"), "device": ("auto", "cpu", "cuda"),
+           "lr_decay": ("none", "cosine")}
+FIELDS = tuple(CHOICES) + tuple(RANGES)
+if st.session_state.get("_tr_preset", preset) != preset:
+    params.clear_form(FIELDS)  # settings written for another preset
+st.session_state["_tr_preset"] = preset
+form = f"tr.{preset}"
+
+
+def _start(url: dict) -> tuple[dict, list[str]]:
+    config, problems = core_train.parse_overrides(base, url, RANGES, CHOICES)
+    return {n: getattr(config, n) for n in FIELDS}, problems
+
+
+params.seed_form(form, FIELDS, _start)
+labels = {"timemachine": "The Time Machine", "upload": "My upload", "char": "characters", "bpe": "BPE",
+          "book": "book windows", "whole": "whole corpus 90/10", "fresh": "fresh zero state",
+          "detach": "carry state (detach)", "scratch": "RNN from scratch", "rnn": "RNN (fused)", "gru": "GRU",
+          "lstm": "LSTM", "sgd": "SGD", "adam": "ADAM"}
+
+
+def radio(col, label: str, name: str, **kw):
+    return col.radio(label, CHOICES[name], key=f"{form}.{name}", format_func=lambda v: labels.get(v, v), **kw)
+
+
+def number(col, label: str, name: str, **kw):
+    lo, hi = RANGES[name]
+    return col.number_input(label, lo, hi, key=f"{form}.{name}", **kw)
+
+
 with st.form("train_form"):
     st.markdown("**Data**")
     d1, d2, d3, d4 = st.columns(4)
-    source = d1.radio("Text", ("timemachine", "upload"), key=f"tr.source.{preset}",
-                      format_func=lambda s: {"timemachine": "The Time Machine", "upload": "My upload"}[s])
-    tokenizer = d2.radio("Tokens", ("char", "bpe"), index=("char", "bpe").index(base.tokenizer), key=f"tr.tok.{preset}",
-                         format_func=lambda s: {"char": "characters", "bpe": "BPE"}[s])
-    bpe_vocab = d3.select_slider("BPE vocabulary", [256, 512, 1024, 2048, 4096], value=base.bpe_vocab, key=f"tr.bpe.{preset}")
-    split = d4.radio("Split", ("book", "whole"), index=("book", "whole").index(base.split), key=f"tr.split.{preset}",
-                     format_func=lambda s: {"book": "book windows", "whole": "whole corpus 90/10"}[s])
+    source = d1.radio("Text", ("timemachine", "upload"), key=f"tr.source.{preset}", format_func=labels.get)
+    radio(d2, "Tokens", "tokenizer")
+    d3.select_slider("BPE vocabulary", CHOICES["bpe_vocab"], key=f"{form}.bpe_vocab")
+    radio(d4, "Split", "split")
     d5, d6, d7, d8 = st.columns(4)
-    num_train = d5.number_input("Training windows (book split)", 1, 1_000_000, base.num_train, key=f"tr.ntr.{preset}")
-    num_val = d6.number_input("Validation windows (book split)", 1, 1_000_000, base.num_val, key=f"tr.nval.{preset}")
-    cleaning = d7.radio("Cleaning", ("letters", "punctuation"), index=("letters", "punctuation").index(base.cleaning),
-                        key=f"tr.clean.{preset}")
-    truncation = d8.radio("Between windows", ("fresh", "detach"), index=("fresh", "detach").index(base.truncation),
-                          key=f"tr.trunc.{preset}", help="fresh: zero state per window; detach: carry the state, "
-                          "cut the gradient (whole-corpus split only)",
-                          format_func=lambda s: {"fresh": "fresh zero state", "detach": "carry state (detach)"}[s])
+    number(d5, "Training windows (book split)", "num_train")
+    number(d6, "Validation windows (book split)", "num_val")
+    radio(d7, "Cleaning", "cleaning")
+    radio(d8, "Between windows", "truncation",
+          help="fresh: zero state per window; detach: carry the state, cut the gradient (whole-corpus split only)")
     st.markdown("**Model**")
     m1, m2, m3, m4, m5 = st.columns(5)
-    cell = m1.selectbox("Cell", ("scratch", "rnn", "gru", "lstm"), index=("scratch", "rnn", "gru", "lstm").index(base.cell),
-                        key=f"tr.cell.{preset}", format_func=lambda c: {"scratch": "RNN from scratch", "rnn": "RNN (fused)",
-                                                                         "gru": "GRU", "lstm": "LSTM"}[c])
-    hidden = m2.number_input("Hidden units", 1, 2048, base.hidden_size, key=f"tr.h.{preset}")
-    embed = m3.number_input("Embedding (0 = one-hot)", 0, 1024, base.embed_dim, key=f"tr.e.{preset}")
-    layers = m4.number_input("Layers", 1, 4, base.num_layers, key=f"tr.l.{preset}")
-    dropout = m5.number_input("Dropout", 0.0, 0.9, base.dropout, step=0.05, key=f"tr.do.{preset}")
+    m1.selectbox("Cell", CHOICES["cell"], key=f"{form}.cell", format_func=labels.get)
+    number(m2, "Hidden units", "hidden_size")
+    number(m3, "Embedding (0 = one-hot)", "embed_dim")
+    number(m4, "Layers", "num_layers")
+    number(m5, "Dropout", "dropout", step=0.05)
     st.markdown("**Optimisation**")
     o1, o2, o3, o4, o5, o6 = st.columns(6)
-    optimizer = o1.selectbox("Optimizer", ("sgd", "adam"), index=("sgd", "adam").index(base.optimizer), key=f"tr.opt.{preset}",
-                             format_func=str.upper)
-    lr = o2.number_input("Learning rate", 1e-5, 100.0, base.lr, format="%g", key=f"tr.lr.{preset}")
-    clip = o3.number_input("Clip norm (0 = off)", 0.0, 1000.0, base.clip, key=f"tr.clip.{preset}")
-    epochs = o4.number_input("Epochs", 1, 10_000, base.epochs, key=f"tr.ep.{preset}")
-    batch = o5.number_input("Batch size", 1, 8192, base.batch_size, key=f"tr.b.{preset}")
-    steps = o6.number_input("num_steps", 1, 512, base.num_steps, key=f"tr.ns.{preset}")
+    o1.selectbox("Optimizer", CHOICES["optimizer"], key=f"{form}.optimizer", format_func=labels.get)
+    number(o2, "Learning rate", "lr", format="%g")
+    number(o3, "Clip norm (0 = off)", "clip")
+    number(o4, "Epochs", "epochs")
+    number(o5, "Batch size", "batch_size")
+    number(o6, "num_steps", "num_steps")
     o7, o8, o9 = st.columns(3)
-    seed = o7.number_input("Seed", 0, 2**31 - 1, base.seed, key=f"tr.seed.{preset}")
-    device = o8.radio("Device", ("auto", "cpu", "cuda"), horizontal=True, key=f"tr.dev.{preset}")
-    lr_decay = o9.radio("Learning-rate schedule", ("none", "cosine"), index=("none", "cosine").index(base.lr_decay),
-                        horizontal=True, key=f"tr.sched.{preset}")
+    number(o7, "Seed", "seed")
+    radio(o8, "Device", "device", horizontal=True)
+    radio(o9, "Learning-rate schedule", "lr_decay", horizontal=True)
     submitted = st.form_submit_button("Train", type="primary", icon="▶️", disabled=bool(active))
 
 if submitted:
     with learner_errors():
-        config = replace(base, tokenizer=tokenizer, bpe_vocab=int(bpe_vocab), split=split, num_train=int(num_train),
-                         num_val=int(num_val), cleaning=cleaning, truncation=truncation if split == "whole" else "fresh",
-                         cell=cell, hidden_size=int(hidden), embed_dim=int(embed), num_layers=int(layers),
-                         dropout=float(dropout), optimizer=optimizer, lr=float(lr), clip=float(clip), epochs=int(epochs),
-                         batch_size=int(batch), num_steps=int(steps), seed=int(seed), device=device, lr_decay=lr_decay)
+        chosen = {n: st.session_state[f"{form}.{n}"] for n in FIELDS}
+        if chosen["split"] == "book":
+            chosen["truncation"] = "fresh"  # book windows are shuffled: each starts from a zero state
+        config = replace(base, **chosen)
         if source == "upload":
             up = data.uploaded()
             if up is None:
@@ -206,6 +232,7 @@ if submitted:
             if text is None:
                 raise ValueError("The Time Machine is not available here. Upload a text below, or set RNNLAB_CORPUS.")
         jobs.submit(config, text, sid, name=f"{preset} #{len(mine) + 1}")
+        params.write_form(form, FIELDS, core_train.config_overrides(base, config, FIELDS))
         st.rerun()
 
 with st.expander("Train on your own text"):

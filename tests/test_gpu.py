@@ -123,7 +123,7 @@ def test_training_page_runs_on_the_gpu(corpus_file):
     from apptest_util import has_subheader, page, rerun_until
     at = page("training", preset="tiny", timeout=120).run()
     assert not at.exception
-    at.radio(key="tr.dev.tiny").set_value("cuda")
+    at.radio(key="tr.tiny.device").set_value("cuda")
     at.button[0].click().run()  # Train
     assert not at.error
     assert rerun_until(at, has_subheader("finished"), seconds=90)

@@ -1,5 +1,6 @@
-"""AppTest for the RNN cell page."""
+"""AppTest for the RNN cell, Sampling and Training pages."""
 from apptest_util import has_subheader, metric, page, rerun_until
+from core.train import PRESETS
 
 
 def test_cell_page_defaults_and_stepping():
@@ -94,3 +95,28 @@ def test_training_on_a_short_upload_gives_a_clear_message():
     assert rerun_until(at, lambda a: bool(a.error), seconds=20)
     assert not at.exception
     assert at.error and "tokens" in at.error[0].value and "num_train" in at.error[0].value
+
+
+def test_training_form_comes_from_the_url_and_goes_back_to_it(corpus_file):
+    at = page("training", preset="tiny", hidden_size="48", cell="gru", lr="0.02", epochs="many", timeout=120).run()
+    assert not at.exception
+    assert at.number_input(key="tr.tiny.hidden_size").value == 48
+    assert at.selectbox(key="tr.tiny.cell").value == "gru"
+    assert at.number_input(key="tr.tiny.lr").value == 0.02
+    assert at.number_input(key="tr.tiny.epochs").value == PRESETS["tiny"].epochs
+    assert any("epochs" in w.value for w in at.warning)
+    at.number_input(key="tr.tiny.epochs").set_value(1)
+    at.number_input(key="tr.tiny.hidden_size").set_value(16)
+    at.button[0].click().run()  # Train
+    assert not at.exception and not at.error
+    url = {k: str(at.query_params[k]) for k in at.query_params}
+    assert "16" in url["hidden_size"] and "gru" in url["cell"] and "1" in url["epochs"]
+    assert "seed" not in url and "batch_size" not in url  # only the settings that differ from the preset
+    assert rerun_until(at, has_subheader("finished"), seconds=90)
+    runs = [df.value for df in at.dataframe if "hidden" in df.value.columns][0]
+    assert runs.iloc[-1]["hidden"] == 16 and runs.iloc[-1]["cell"] == "gru" and runs.iloc[-1]["lr"] == 0.02
+    # Another preset: the tiny preset's settings leave the URL, and the form shows the new preset's own.
+    at.query_params["preset"] = "whole"
+    at.run()
+    assert "hidden_size" not in at.query_params and "cell" not in at.query_params
+    assert at.number_input(key="tr.whole.hidden_size").value == 256

@@ -158,3 +158,25 @@ def test_run_of_a_closed_session_stops_and_is_dropped():
     alive["s"] = False
     job.thread.join(60)
     assert job.status == "stopped" and job.id not in manager.jobs and job.result is None
+
+
+def test_config_overrides_and_parse_overrides_round_trip():
+    base = PRESETS["whole"]
+    config = T.replace(base, lr=0.0125, hidden_size=64, cell="gru")
+    names = ("lr", "hidden_size", "cell", "epochs")
+    raw = T.config_overrides(base, config, names)
+    assert raw == {"lr": "0.0125", "hidden_size": "64", "cell": "gru"}
+    back, problems = T.parse_overrides(base, raw)
+    assert back == config and problems == []
+
+
+def test_parse_overrides_keeps_the_good_and_explains_the_bad():
+    base = PRESETS["book"]
+    config, problems = T.parse_overrides(
+        base, {"lr": "0.5", "epochs": "ten", "cell": "cnn", "batch_size": "9000", "truncation": "detach"},
+        ranges={"batch_size": (1, 8192)})
+    assert config == T.replace(base, lr=0.5)
+    text = " ".join(problems)
+    assert len(problems) == 4
+    assert "epochs takes a whole number" in text and "cell" in text and "between 1 and 8192" in text
+    assert "zero state" in text  # truncation 'detach' does not go with the book's split

@@ -175,3 +175,40 @@ def text(label: str, name: str, default: str, max_chars: int, **kw) -> str:
     key = _init(name, default, parse)
     st.text_input(label, max_chars=max_chars, key=key, **kw)
     return str(_done(name, key))
+
+
+_FORMS = "_rnnlab_form_urls"
+
+
+def seed_form(prefix: str, names: Sequence[str], parse: Callable[[dict[str, str]], tuple[dict, list[str]]]) -> None:
+    """Fill a form's widget keys ('prefix.name') from the URL: once when the form is first drawn, and again
+    whenever the URL's values for names change (a pasted link). parse turns the URL's NAME -> text into a value
+    for every name plus messages about the ones it could not use. In between, the widgets keep what the learner
+    typed, submitted or not."""
+    url = {n: st.query_params[n] for n in names if n in st.query_params}
+    seen = st.session_state.setdefault(_FORMS, {})
+    if seen.get(prefix) == url and all(f"{prefix}.{n}" in st.session_state for n in names):
+        return
+    values, problems = parse(url)
+    for problem in problems:
+        st.warning(f"Ignored a URL setting: {problem}", icon="⚠️")
+    for n in names:
+        st.session_state[f"{prefix}.{n}"] = values[n]
+    seen[prefix] = url
+
+
+def write_form(prefix: str, names: Sequence[str], values: dict[str, str]) -> None:
+    """Put a submitted form's settings in the URL (values: only those that differ from the defaults)."""
+    for n in names:
+        if n in values:
+            st.query_params[n] = values[n]
+        elif n in st.query_params:
+            del st.query_params[n]
+    st.session_state.setdefault(_FORMS, {})[prefix] = {n: values[n] for n in names if n in values}
+
+
+def clear_form(names: Sequence[str]) -> None:
+    """Drop a form's settings from the URL (e.g. when the learner picks another preset)."""
+    for n in names:
+        if n in st.query_params:
+            del st.query_params[n]
