@@ -263,6 +263,33 @@ def token_log_probs(lm: LanguageModel, text: str) -> np.ndarray:
     return out
 
 
+@dataclass
+class Score:
+    """How surprised a model is by a text: per token, -log2 p(token | the tokens before it)."""
+
+    text: str                 # the text as the model reads it (cleaned, unknown characters dropped)
+    tokens: list[str]         # the text of each token
+    bits: np.ndarray          # surprisal of each token in bits; the first is read from the zero state
+    unknown: list[str]        # characters the model does not know (dropped)
+
+    @property
+    def bits_per_char(self) -> float:
+        return float(self.bits.sum() / len(self.text)) if self.text else math.nan
+
+    @property
+    def perplexity(self) -> float:
+        """Per token: 2 to the mean surprisal."""
+        return float(2.0 ** self.bits.mean()) if len(self.bits) else math.nan
+
+
+def score_text(lm: LanguageModel, text: str) -> Score:
+    """Score a text under the model: the surprisal of every token given all before it."""
+    cleaned, unknown = lm.prepare_prefix(text)
+    ids = lm.vocab.encode(cleaned)
+    return Score(cleaned, [lm.vocab.token_text(int(i)) for i in ids], -token_log_probs(lm, text) / math.log(2),
+                 unknown)
+
+
 def hidden_states(lm: LanguageModel, text: str) -> np.ndarray:
     """The hidden state after each token of the (cleaned) text: shape (tokens, hidden units)."""
     cleaned, _ = lm.prepare_prefix(text)

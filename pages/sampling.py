@@ -39,6 +39,19 @@ with controls:
     st.button("Regenerate", icon="🎲", width="stretch", on_click=_next_seed,
               help="Draw a new sample: the seed goes up by one.")
 
+def tint(bits: float) -> str:
+    level = min(bits / 6.0, 1.0)  # 0 bits: white, 6+ bits: strong red
+    return f"rgba(228, 87, 86, {0.08 + 0.72 * level:.2f})"
+
+
+def shaded(tokens: list[str], bits: np.ndarray, bold: str = "") -> str:
+    """Tokens as HTML, each shaded by its surprisal (hover: probability and bits), after an optional bold lead."""
+    spans = "".join(f'<span title="p = {2.0 ** -b:.3f} ({b:.1f} bits)" style="background:{tint(b)}">'
+                    f'{html.escape(t)}</span>' for t, b in zip(tokens, bits))
+    return (f'<div style="font-family:monospace;font-size:1.05em;line-height:1.7;white-space:pre-wrap;'
+            f'border:1px solid #e5e7eb;border-radius:6px;padding:12px"><b>{html.escape(bold)}</b>{spans}</div>')
+
+
 @st.cache_data(show_spinner=False, max_entries=64)
 def greedy(model_key: str, prefix: str, length: int, _lm) -> sampling.Sample:
     """Greedy text does not depend on temperature or seed: computed once per model, prefix and length."""
@@ -62,16 +75,7 @@ with view, learner_errors():
         st.caption(f"The model reads the prefix cleaned as its training text: {out.prefix!r}")
 
     surprisal = -np.log2(np.clip(out.probabilities, 1e-12, 1.0))
-
-    def tint(bits: float) -> str:
-        level = min(bits / 6.0, 1.0)  # 0 bits: white, 6+ bits: strong red
-        return f"rgba(228, 87, 86, {0.08 + 0.72 * level:.2f})"
-
-    spans = "".join(f'<span title="p = {p:.3f} ({b:.1f} bits)" style="background:{tint(b)}">{html.escape(t)}</span>'
-                    for t, p, b in zip(out.token_texts, out.probabilities, surprisal))
-    st.markdown(f'<div style="font-family:monospace;font-size:1.05em;line-height:1.7;white-space:pre-wrap;'
-                f'border:1px solid #e5e7eb;border-radius:6px;padding:12px"><b>{html.escape(out.prefix)}</b>{spans}</div>',
-                unsafe_allow_html=True)
+    st.markdown(shaded(out.token_texts, surprisal, bold=out.prefix), unsafe_allow_html=True)
     legend = "".join(f'<span style="background:{tint(b)};padding:0 6px;margin-right:4px">{b} bits</span>' for b in (0, 1, 2, 4, 6))
     st.markdown(f'<div style="font-size:0.85em">Shade = surprisal −log₂ p of each generated character under the '
                 f'model at T = 1: {legend} (bold: your prefix)</div>', unsafe_allow_html=True)
@@ -109,6 +113,28 @@ with view, learner_errors():
                    "Most active units (largest mean |h|): "
                    + ", ".join(f"{u} ({np.abs(H[:, u]).mean():.2f})" for u in most_active) + ".")
 
+    st.subheader("How surprised is the model by your text?")
+    st.markdown("The same surprisal, now for text you write: every character is scored given all the ones before "
+                "it. Compare a sentence with the same words shuffled, or with a misspelling: the model has learnt "
+                "spelling and word order only as far as its fewer bits per character show. (The first character is "
+                "read from a blank state, so it always costs a few bits.)")
+    s1, s2 = st.columns(2)
+    for col, label, name, default in ((s1, "Your text", "score_a", "the machine stood in the laboratory"),
+                                      (s2, "Compare with", "score_b", "laboratory the in stood machine the")):
+        with col:
+            typed = params.text(label, name, default, 200)
+            scored = sampling.score_text(lm, typed)
+            if scored.text != typed:
+                st.caption(f"The model reads this cleaned as its training text: {scored.text!r}")
+            if scored.unknown:
+                st.caption(f"Not in the model's vocabulary, dropped: {', '.join(map(repr, scored.unknown))}")
+            if scored.text:
+                st.markdown(shaded(scored.tokens, scored.bits), unsafe_allow_html=True)
+                st.metric("Surprisal", f"{scored.bits_per_char:.2f} bits/char",
+                          help="Total surprisal divided by the number of characters; a model that guessed "
+                               f"uniformly among its {len(lm.vocab)} tokens would score "
+                               f"{np.log2(len(lm.vocab)):.2f} bits per token.")
+
     st.subheader("Greedy against sampled")
     shown_len = min(length, 300)
     greedy_out = greedy(model_key, prefix, shown_len, lm)
@@ -127,4 +153,4 @@ with view, learner_errors():
                "that leads back to itself it repeats forever, so few of its 3-grams are distinct. Sampling keeps "
                "some randomness and stays varied, at the price of occasional odd choices.")
 
-show_source(sampling.sample, sampling.distribution)
+show_source(sampling.sample, sampling.distribution, sampling.score_text)

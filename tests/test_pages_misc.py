@@ -120,3 +120,18 @@ def test_training_form_comes_from_the_url_and_goes_back_to_it(corpus_file):
     at.run()
     assert "hidden_size" not in at.query_params and "cell" not in at.query_params
     assert at.number_input(key="tr.whole.hidden_size").value == 256
+
+
+def test_sampling_page_scores_the_learners_texts():
+    at = page("sampling").run()
+    assert not at.exception
+    ordered, shuffled = (float(metric_values(at, "Surprisal")[i].split()[0]) for i in (0, 1))
+    assert ordered < shuffled  # the pretrained model knows word order
+    at.text_input(key="sampling.score_a").set_value("Ωmega ☃").run()
+    assert not at.exception
+    assert any("cleaned as its training text: ' mega '" in c.value for c in at.caption)
+    assert at.query_params["score_a"] == "Ωmega ☃" or "Ωmega" in str(at.query_params["score_a"])
+
+
+def metric_values(at, label: str) -> list[str]:
+    return [m.value for m in at.metric if m.label == label]

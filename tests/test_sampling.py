@@ -146,3 +146,21 @@ def test_stepper_matches_the_network(cell, layers, embed):
     ref = torch.log_softmax(logits[0].double(), -1).numpy()
     ours = sampling.token_log_probs(lm, text)
     np.testing.assert_allclose(ours[1:], ref[np.arange(len(ids) - 1), ids[1:]], atol=1e-5)
+
+
+def test_score_text_sums_the_log_probabilities():
+    torch.manual_seed(2)
+    vocab = CharVocab.build("abcdefghij ")
+    lm = LanguageModel(RNNLM(ModelSpec(len(vocab), 12, "rnn", 0, 2)), vocab)
+    scored = sampling.score_text(lm, "Abc  Dé j")  # cleaned as the training text: "abc d j"
+    assert scored.text == "abc d j"
+    logp = sampling.token_log_probs(lm, "Abc  Dé j")
+    assert scored.tokens == list(scored.text) and len(scored.bits) == len(scored.text)
+    np.testing.assert_allclose(scored.bits, -logp / np.log(2), rtol=1e-12)
+    assert scored.bits_per_char == pytest.approx(scored.bits.sum() / len(scored.text))
+    assert scored.perplexity == pytest.approx(float(np.exp(-logp.mean())))
+    assert all(b > 0 for b in scored.bits)
+    empty = sampling.score_text(lm, "")
+    assert empty.text == "" and len(empty.bits) == 0 and np.isnan(empty.bits_per_char)
+    unknown = sampling.score_text(lm, "xyz")
+    assert unknown.text == "" and unknown.unknown == ["x", "y", "z"]
