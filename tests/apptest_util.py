@@ -34,3 +34,11 @@ def rerun_until(at: AppTest, condition, seconds: float = 60, every: float = 0.5)
 
 def has_subheader(text: str):
     return lambda at: any(text in s.value for s in at.subheader)
+
+
+def sampling_with_session_model(name: str, lm) -> AppTest:
+    """The Sampling page with lm handed over as this session's model `name` (as the Training lab does)."""
+    at = page("sampling")
+    at.session_state["_rnnlab_session_models"] = {name: lm}
+    at.query_params["model"] = name
+    return at.run()

@@ -150,12 +150,9 @@ def test_one_gpu_run_at_a_time_and_a_cpu_run_beside_it():
 
 def test_sampling_page_with_a_model_trained_on_the_gpu():
     pytest.importorskip("streamlit")
-    from apptest_util import page
+    from apptest_util import sampling_with_session_model
     result = T.train(TrainConfig(**dict(SMALL, epochs=1)), TEXT)
     assert next(result.lm.net.parameters()).is_cuda
-    at = page("sampling")
-    at.session_state["_rnnlab_session_models"] = {"gpu run": result.lm}
-    at.query_params["model"] = "gpu run"
-    at.run()
+    at = sampling_with_session_model("gpu run", result.lm)
     assert not at.exception and not at.error
     assert at.selectbox(key="sampling.model").value == "gpu run"

@@ -1,5 +1,5 @@
 """AppTest for the RNN cell, Sampling and Training pages."""
-from apptest_util import has_subheader, metric, page, rerun_until
+from apptest_util import has_subheader, metric, page, rerun_until, sampling_with_session_model
 from core.train import PRESETS
 
 
@@ -78,10 +78,7 @@ def test_sampling_page_with_a_session_bpe_model():
     result = train(TrainConfig(tokenizer="bpe", bpe_vocab=300, embed_dim=8, hidden_size=16, split="whole",
                                truncation="detach", batch_size=4, num_steps=16, epochs=1, optimizer="adam",
                                lr=0.01, device="cpu", sample_length=5), text)
-    at = page("sampling")
-    at.session_state["_rnnlab_session_models"] = {"my bpe": result.lm}
-    at.query_params["model"] = "my bpe"
-    at.run()
+    at = sampling_with_session_model("my bpe", result.lm)
     assert not at.exception and not at.error
     assert at.selectbox(key="sampling.model").value == "my bpe"
 
