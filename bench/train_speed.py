@@ -9,6 +9,7 @@ backward pass), measured in one run.
     python bench/train_speed.py --seeds 4   # the whole preset with the fused path, the scratch loop and the
                                             # book-style loop for seeds 0..3: time and final validation
                                             # perplexity of each, their means and ratios
+    python bench/train_speed.py --seeds 8 --seed-start 8 --paths rnn,book   # seeds 8..15, two of the paths
 """
 import argparse
 import statistics
@@ -33,6 +34,8 @@ if __name__ == "__main__":
     ap.add_argument("--full", action="store_true")
     ap.add_argument("--seeds", type=int, default=0)
     ap.add_argument("--book", action="store_true")
+    ap.add_argument("--seed-start", type=int, default=0)
+    ap.add_argument("--paths", default="rnn,scratch,book", help="with --seeds: which of rnn, scratch, book")
     args = ap.parse_args()
     data = prepare_data(PRESETS["book"], load_corpus())
     run("rnn", data, epochs=1)  # warm-up: first-use imports and allocations are not the paths' cost
@@ -49,8 +52,8 @@ if __name__ == "__main__":
         print(f"full book preset (fused, CPU): {seconds:.1f} s, validation perplexity "
               f"{result.final['val_ppl']:.3f} (target <= 7.3 in under 12 s)")
     if args.seeds:
-        rows = {"rnn": [], "scratch": [], "book": []}
-        for seed in range(args.seeds):
+        rows = {p: [] for p in args.paths.split(",")}
+        for seed in range(args.seed_start, args.seed_start + args.seeds):
             for cell in rows:
                 if cell == "book":
                     per_epoch, _, ppl = book_style_run(data, len(data.vocab), epochs=100, seed=seed)
@@ -62,7 +65,9 @@ if __name__ == "__main__":
                 print(f"seed {seed} {cell:8s} {seconds:6.1f} s  final validation perplexity {ppl:.3f}", flush=True)
         mean = {c: (statistics.mean(s for s, _ in r), statistics.mean(p for _, p in r)) for c, r in rows.items()}
         for cell, (s, p) in mean.items():
-            print(f"mean over {args.seeds} seeds, {cell:8s}: {s:6.1f} s, validation perplexity {p:.3f}")
-        for other in ("scratch", "book"):
+            spread = statistics.stdev(q for _, q in rows[cell]) if args.seeds > 1 else 0.0
+            print(f"mean over {args.seeds} seeds, {cell:8s}: {s:6.1f} s, validation perplexity {p:.3f} "
+                  f"(standard deviation {spread:.3f})")
+        for other in [p for p in ("scratch", "book") if p in mean and "rnn" in mean]:
             print(f"time ratio {other} / fused: {mean[other][0] / mean['rnn'][0]:.2f}x; perplexity difference "
                   f"fused - {other}: {mean['rnn'][1] - mean[other][1]:+.3f}")

@@ -64,7 +64,8 @@ class TrainConfig:
     sample_prefix: str = "time traveller"
     sample_length: int = 80
     max_seconds: float = 0.0         # 0: no time limit
-    init: str = "default"            # default: PyTorch's; book: weights N(0, 0.01^2), biases 0 (the book's scratch RNN)
+    init: str = "default"            # default: PyTorch's; book: the book's scratch RNN, weights N(0, 0.01^2), biases 0,
+    #                                  and one hidden bias (the fused RNN's b_hh stays 0)
 
     def __post_init__(self):
         check_choice("tokenizer", self.tokenizer, ("char", "bpe"))
@@ -322,8 +323,14 @@ def train(config: TrainConfig, text: str | None = None, on_progress: Callable[[P
                     p.zero_()
                 else:
                     p.normal_(0.0, 0.01)
+        if config.cell == "rnn":
+            # The book's RNN has one hidden bias b_h. nn.RNN has two, b_ih and b_hh, which only ever enter as
+            # their sum: SGD on both would move that sum at twice the learning rate (and count its gradient
+            # twice in the clipping norm). Keeping b_hh at zero makes the fused model the book's exactly.
+            for k in range(config.num_layers):
+                getattr(net.rnn, f"bias_hh_l{k}").requires_grad_(False)
     net = net.to(device)
-    params = list(net.parameters())
+    params = [p for p in net.parameters() if p.requires_grad]
     if config.optimizer == "sgd":
         opt = torch.optim.SGD(params, lr=config.lr, weight_decay=config.weight_decay)
     else:

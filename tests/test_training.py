@@ -180,3 +180,16 @@ def test_parse_overrides_keeps_the_good_and_explains_the_bad():
     assert len(problems) == 4
     assert "epochs takes a whole number" in text and "cell" in text and "between 1 and 8192" in text
     assert "zero state" in text  # truncation 'detach' does not go with the book's split
+
+
+def test_book_init_gives_the_fused_rnn_one_hidden_bias_like_the_book():
+    """nn.RNN's two hidden biases only enter as a sum; with the book's recipe b_hh stays zero, so SGD moves the
+    one bias the book's model has at the book's learning rate."""
+    cfg = TrainConfig(init="book", num_train=300, num_val=100, batch_size=32, num_steps=8, epochs=2, lr=1.0,
+                      device="cpu", sample_length=5, num_layers=2)
+    net = T.train(cfg, TEXT).lm.net
+    for k in range(2):
+        assert torch.count_nonzero(getattr(net.rnn, f"bias_hh_l{k}")) == 0
+        assert torch.count_nonzero(getattr(net.rnn, f"bias_ih_l{k}")) > 0
+    default = T.train(TrainConfig(**{**SMALL, "epochs": 1}), TEXT).lm.net  # nn.RNN's own init: both biases learn
+    assert torch.count_nonzero(default.rnn.bias_hh_l0) > 0
