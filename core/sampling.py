@@ -250,12 +250,15 @@ def next_distribution(lm: LanguageModel, prefix: str, temperature: float = 1.0) 
 def token_log_probs(lm: LanguageModel, text: str) -> np.ndarray:
     """log p(token_t | tokens before it) for every token of the (cleaned) text, the first from the zero state."""
     cleaned, _ = lm.prepare_prefix(text)
-    ids = lm.vocab.encode(cleaned)
+    return _log_probs(lm, lm.vocab.encode(cleaned))
+
+
+def _log_probs(lm: LanguageModel, ids) -> np.ndarray:
+    out = np.empty(len(ids))
     if len(ids) == 0:
-        return np.zeros(0)
+        return out
     stepper = Stepper(lm)
     logits = stepper.start()
-    out = np.empty(len(ids))
     for t, i in enumerate(ids):
         z = logits - logits.max()
         out[t] = z[i] - math.log(np.exp(z).sum())
@@ -286,8 +289,7 @@ def score_text(lm: LanguageModel, text: str) -> Score:
     """Score a text under the model: the surprisal of every token given all before it."""
     cleaned, unknown = lm.prepare_prefix(text)
     ids = lm.vocab.encode(cleaned)
-    return Score(cleaned, [lm.vocab.token_text(int(i)) for i in ids], -token_log_probs(lm, text) / math.log(2),
-                 unknown)
+    return Score(cleaned, [lm.vocab.token_text(int(i)) for i in ids], -_log_probs(lm, ids) / math.log(2), unknown)
 
 
 def hidden_states(lm: LanguageModel, text: str) -> np.ndarray:

@@ -582,15 +582,15 @@ def parse_overrides(base: TrainConfig, raw: dict[str, str], ranges: dict[str, tu
     """base with the valid NAME -> text settings of raw applied, and a message for each one left out.
 
     ranges and choices narrow a setting further than TrainConfig does (to what a form's widget offers)."""
+    ranges, choices = ranges or {}, choices or {}
     good: list[str] = []
     problems: list[str] = []
     for name, value in raw.items():
         try:
             v = getattr(with_overrides(base, [f"{name}={value}"]), name)
-            lo, hi = (ranges or {}).get(name, (v, v))
-            if not lo <= v <= hi:
-                raise ValueError(f"{name} must be between {lo:g} and {hi:g}, got {value!r}")
-            if name in (choices or {}) and v not in choices[name]:
+            if name in ranges and not ranges[name][0] <= v <= ranges[name][1]:
+                raise ValueError(f"{name} must be between {ranges[name][0]:g} and {ranges[name][1]:g}, got {value!r}")
+            if name in choices and v not in choices[name]:
                 raise ValueError(f"{name} must be one of {', '.join(map(str, choices[name]))}, got {value!r}")
         except ValueError as exc:
             problems.append(str(exc))

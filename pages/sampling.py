@@ -131,9 +131,9 @@ with view, learner_errors():
             if scored.text:
                 st.markdown(shaded(scored.tokens, scored.bits), unsafe_allow_html=True)
                 st.metric("Surprisal", f"{scored.bits_per_char:.2f} bits/char",
-                          help="Total surprisal divided by the number of characters; a model that guessed "
-                               f"uniformly among its {len(lm.vocab)} tokens would score "
-                               f"{np.log2(len(lm.vocab)):.2f} bits per token.")
+                          help=f"Total surprisal divided by the number of characters (perplexity "
+                               f"{scored.perplexity:.2f} per token); a model that guessed uniformly among its "
+                               f"{len(lm.vocab)} tokens would score {np.log2(len(lm.vocab)):.2f} bits per token.")
 
     st.subheader("Greedy against sampled")
     shown_len = min(length, 300)

@@ -244,7 +244,6 @@ with st.expander("Train on your own text"):
         data.download_button()
 
 
-
 done = [j for j in jobs.for_session(sid) if not j.active and j.result is not None]
 if done:
     st.header("Compare and export")
@@ -286,10 +285,10 @@ with st.expander("How training works here"):
   float32 rounding of the CPU's.
 - **Seeds matter**: with plain SGD at a constant learning rate the validation perplexity still jumps by about
   ±0.1 from one epoch to the next at the end of the book preset, so the final number depends on the seed
-  (7.19 to 7.47 over sixteen seeds here; a book-style loop spreads at least as much).
+  (7.19 to 7.47 over sixteen seeds here; a book-style loop spreads at least as much). Compare settings over a few
+  seeds, or with the *Compare* chart, before trusting a difference of a tenth.
 - **One hidden bias**: the book's RNN adds one bias b_h inside the tanh; PyTorch's nn.RNN adds two (b_ih and b_hh)
   that always appear as a sum. In the book preset b_hh stays at zero, so plain SGD updates the sum at the book's
-  learning rate rather than twice it. Compare settings over a few seeds,
-  or with the *Compare* chart, before trusting a difference of a tenth.
+  learning rate rather than twice it.
 """)
     show_source(core_train.train, title="The training loop")
