@@ -14,7 +14,9 @@ import torch
 
 import common  # noqa: F401
 from core.corpus import load_corpus
-from core.train import PRESETS, prepare_data, train
+from core.config import PRESETS
+from core.dataset import prepare_data
+from core.train import train
 
 
 def line(name: str, r) -> str:
@@ -35,12 +37,12 @@ def main() -> None:
           f"cuDNN {torch.backends.cudnn.version()}; CPU threads {torch.get_num_threads()}")
     text = load_corpus()
     # Warm-up: CUDA context, cuDNN handles and kernels load once per process, not per run.
-    train(replace(PRESETS["tiny"], device="cuda", epochs=1), text)
+    train(replace(PRESETS["tiny"].config, device="cuda", epochs=1), text)
     for name in args.presets.split(","):
-        data = prepare_data(PRESETS[name], text)
+        data = prepare_data(PRESETS[name].config, text)
         rates = {}
         for dev in ("cuda", "cpu"):
-            cfg = replace(PRESETS[name], device=dev)
+            cfg = replace(PRESETS[name].config, device=dev)
             if dev == "cpu":
                 cfg = replace(cfg, epochs=min(cfg.epochs, args.cpu_epochs))
             r = train(cfg, data=data)
@@ -48,11 +50,11 @@ def main() -> None:
             print(line(name, r), flush=True)
         print(f"{name:>5}: GPU/CPU tokens per second = {rates['cuda'] / rates['cpu']:.1f}x", flush=True)
     if args.seeds:
-        data = prepare_data(PRESETS["book"], text)
+        data = prepare_data(PRESETS["book"].config, text)
         ppl, secs = [], []
         for seed in range(args.seeds):
             t = time.perf_counter()
-            r = train(replace(PRESETS["book"], device="cuda", seed=seed), data=data)
+            r = train(replace(PRESETS["book"].config, device="cuda", seed=seed), data=data)
             secs.append(time.perf_counter() - t)
             ppl.append(r.final["val_ppl"])
             print(f"book seed {seed} on cuda: val ppl {ppl[-1]:.3f}, {secs[-1]:.1f} s", flush=True)

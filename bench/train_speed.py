@@ -19,11 +19,13 @@ from dataclasses import replace
 import common  # noqa: F401
 from book_loop import book_style_run
 from core.corpus import load_corpus
-from core.train import PRESETS, prepare_data, train
+from core.config import PRESETS
+from core.dataset import prepare_data
+from core.train import train
 
 
 def run(cell: str, data, **overrides):
-    cfg = replace(PRESETS["book"], cell=cell, device="cpu", **overrides)
+    cfg = replace(PRESETS["book"].config, cell=cell, device="cpu", **overrides)
     t0 = time.perf_counter()
     result = train(cfg, data=data)
     return result, time.perf_counter() - t0
@@ -37,7 +39,7 @@ if __name__ == "__main__":
     ap.add_argument("--seed-start", type=int, default=0)
     ap.add_argument("--paths", default="rnn,scratch,book", help="with --seeds: which of rnn, scratch, book")
     args = ap.parse_args()
-    data = prepare_data(PRESETS["book"], load_corpus())
+    data = prepare_data(PRESETS["book"].config, load_corpus())
     run("rnn", data, epochs=1)  # warm-up: first-use imports and allocations are not the paths' cost
     fused, scratch = (run(c, data, epochs=4, sample_length=1)[0].tokens_per_s for c in ("rnn", "scratch"))
     print(f"book preset, 4 epochs each: fused {fused:,.0f} tokens/s, scratch {scratch:,.0f} tokens/s, "

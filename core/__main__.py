@@ -18,7 +18,7 @@ def main(argv: list[str]) -> int:
     if command == "verify":
         from core.verify import main as run
     elif command == "train":
-        from core.train import main as run
+        from core.train_cli import main as run
     elif command == "pretrain":
         from core.pretrain import main as run
     else:

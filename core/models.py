@@ -1,5 +1,5 @@
-"""RNN language models in torch: a from-scratch tanh RNN that loops over time (as the book writes it) and
-fused layers (nn.RNN, nn.GRU, nn.LSTM) behind one language-model class.
+"""RNN language models in torch: any cell of core.cells (the from-scratch tanh RNN that loops over time as
+the book writes it, the fused tanh RNN, GRU, LSTM) behind one language-model class.
 
 All take token ids of shape (batch, time) and return logits of shape (batch, time, vocab) plus the
 final state. The scratch and the fused tanh RNN accept the same weights as core.rnn_ref, so all three
@@ -16,9 +16,8 @@ from torch import nn
 from torch.nn import functional as F
 
 from core.checks import check_choice, check_int, check_real
+from core.cells import CELL_NAMES, Cell, ScratchRNN, get_cell
 from core.fused import FusedRNN, linear_cross_entropy
-
-CELLS = ("scratch", "rnn", "gru", "lstm")
 
 
 @dataclass(frozen=True)
@@ -27,7 +26,7 @@ class ModelSpec:
 
     vocab_size: int
     hidden_size: int = 256
-    cell: str = "rnn"          # scratch | rnn | gru | lstm
+    cell: str = "rnn"          # a name in core.cells.CELLS
     embed_dim: int = 0         # 0: one-hot inputs
     num_layers: int = 1
     dropout: float = 0.0
@@ -35,12 +34,14 @@ class ModelSpec:
     def __post_init__(self):
         check_int("vocab_size", self.vocab_size, 2, 200_000)
         check_int("hidden_size", self.hidden_size, 1, 8192)
-        check_choice("cell", self.cell, CELLS)
+        check_choice("cell", self.cell, CELL_NAMES)
         check_int("embed_dim", self.embed_dim, 0, 8192)
-        check_int("num_layers", self.num_layers, 1, 8)
         check_real("dropout", self.dropout, 0.0, 0.9)
-        if self.cell == "scratch" and self.num_layers != 1:
-            raise ValueError("The scratch RNN has one layer; use cell 'rnn' for several layers.")
+        check_int("num_layers", self.num_layers, 1, 8)
+        cell = get_cell(self.cell)
+        if self.num_layers > cell.max_layers:
+            raise ValueError(f"The {self.cell} cell ({cell.label}) has at most {cell.max_layers} layer(s); "
+                             "use cell 'rnn' for several layers.")
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -51,33 +52,6 @@ class ModelSpec:
         return cls(**known)
 
 
-class ScratchRNN(nn.Module):
-    """The tanh recurrence written out, one time step per loop iteration: H_t = tanh(X_t W_xh + H_{t-1} W_hh + b_h)."""
-
-    def __init__(self, input_size: int, hidden_size: int, sigma: float = 0.01):
-        super().__init__()
-        self.hidden_size = hidden_size
-        self.W_xh = nn.Parameter(torch.randn(input_size, hidden_size) * sigma)
-        self.W_hh = nn.Parameter(torch.randn(hidden_size, hidden_size) * sigma)
-        self.b_h = nn.Parameter(torch.zeros(hidden_size))
-
-    def forward(self, X: torch.Tensor, H: torch.Tensor | None = None, token_ids: torch.Tensor | None = None):
-        """X: (batch, time, input) inputs; with token_ids (one-hot case) X may be None and rows of W_xh are
-        looked up instead of multiplying by one-hot vectors (the same numbers, less work)."""
-        batch, steps = (token_ids.shape if token_ids is not None else X.shape[:2])
-        if H is None:
-            H = torch.zeros(batch, self.hidden_size, device=self.W_hh.device, dtype=self.W_hh.dtype)
-        # The input part of every step does not depend on H: compute it for all steps at once.
-        # F.embedding rather than W_xh[token_ids]: the same rows, but its backward adds them up in a fixed
-        # order (indexing's backward accumulates in parallel on the CPU, and the last digits vary run to run).
-        XW = F.embedding(token_ids, self.W_xh) if token_ids is not None else X @ self.W_xh
-        outputs = []
-        for t in range(steps):
-            H = torch.tanh(XW[:, t] + H @ self.W_hh + self.b_h)
-            outputs.append(H)
-        return torch.stack(outputs, dim=1), H
-
-
 class RNNLM(nn.Module):
     """Token embedding (or one-hot) -> recurrent layer(s) -> linear output layer."""
 
@@ -86,22 +60,17 @@ class RNNLM(nn.Module):
         self.spec = spec
         V, h, d = spec.vocab_size, spec.hidden_size, spec.embed_dim
         self.embedding = nn.Embedding(V, d) if d else None
-        in_size = d or V
-        if spec.cell == "scratch":
-            self.rnn = ScratchRNN(in_size, h)
-        else:
-            layer = {"rnn": FusedRNN, "gru": nn.GRU, "lstm": nn.LSTM}[spec.cell]
-            self.rnn = layer(in_size, h, num_layers=spec.num_layers, batch_first=True,
-                             dropout=spec.dropout if spec.num_layers > 1 else 0.0)
+        self.cell: Cell = get_cell(spec.cell)
+        self.rnn = self.cell.build(d or V, h, spec.num_layers, spec.dropout)
         self.drop = nn.Dropout(spec.dropout)
         self.head = nn.Linear(h, V)
 
     def begin_state(self, batch_size: int, device=None, dtype=None):
         p = self.head.weight
-        shape = (batch_size, self.spec.hidden_size) if self.spec.cell == "scratch" else \
-            (self.spec.num_layers, batch_size, self.spec.hidden_size)
+        shape = (self.spec.num_layers, batch_size, self.spec.hidden_size) if self.cell.layered_state else \
+            (batch_size, self.spec.hidden_size)
         zeros = torch.zeros(shape, device=device or p.device, dtype=dtype or p.dtype)
-        return (zeros, zeros.clone()) if self.spec.cell == "lstm" else zeros
+        return (zeros, zeros.clone()) if self.cell.with_memory_cell else zeros
 
     def _fused_tokens(self, tokens: torch.Tensor) -> bool:
         """One-hot inputs into the fused CPU RNN: the path that takes token ids directly."""
@@ -111,10 +80,8 @@ class RNNLM(nn.Module):
         """Top-layer hidden states (batch, time, hidden) and the final state."""
         if tokens.dim() != 2:
             raise ValueError(f"tokens must have shape (batch, time), got {tuple(tokens.shape)}.")
-        if self.spec.cell == "scratch":
-            if self.embedding is None:
-                return self.rnn(None, state, token_ids=tokens)
-            return self.rnn(self.embedding(tokens), state)
+        if self.embedding is None and isinstance(self.rnn, ScratchRNN):
+            return self.rnn(None, state, token_ids=tokens)
         if self._fused_tokens(tokens):
             return self.rnn.forward_tokens(tokens, state)
         X = self.embedding(tokens) if self.embedding is not None else \
@@ -137,8 +104,36 @@ class RNNLM(nn.Module):
         logits, state = self(tokens, state)
         return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), reduction=reduction), state
 
-    def num_parameters(self) -> int:
-        return sum(p.numel() for p in self.parameters())
+    def tanh_layers(self) -> list[dict[str, torch.Tensor]]:
+        """For a plain tanh cell, each layer's W_xh, W_hh and b_h in the book's row layout (views, or the
+        sum of the two biases); ValueError for a gated cell."""
+        if self.cell.tanh_layout is None:
+            raise ValueError(f"The {self.spec.cell} cell is not a plain tanh RNN.")
+        extras = self.cell.extra_biases(self.spec.num_layers) if self.cell.extra_biases else []
+        out = []
+        for k in range(self.spec.num_layers):
+            layer = {}
+            for name, (attr, transposed) in self.cell.tanh_layout(k).items():
+                p = getattr(self.rnn, attr)
+                layer[name] = p.T if transposed else p
+            if extras:
+                layer["b_h"] = layer["b_h"] + getattr(self.rnn, extras[k])
+            out.append(layer)
+        return out
+
+    def init_book(self) -> None:
+        """The book's scratch-RNN initialisation: every weight N(0, 0.01^2), every bias 0, and one hidden bias
+        (a bias that only ever adds to another, such as nn.RNN's b_hh, stays at zero and is not trained: SGD
+        on both would move their sum at twice the learning rate and count its gradient twice when clipping)."""
+        with torch.no_grad():
+            for name, p in self.named_parameters():
+                if "bias" in name or name.endswith("b_h"):
+                    p.zero_()
+                else:
+                    p.normal_(0.0, 0.01)
+        if self.cell.extra_biases is not None:
+            for name in self.cell.extra_biases(self.spec.num_layers):
+                getattr(self.rnn, name).requires_grad_(False)
 
 
 def detach_state(state):
@@ -150,43 +145,38 @@ def detach_state(state):
     return state.detach()
 
 
-def load_reference_params(model: RNNLM, params: dict[str, np.ndarray]) -> RNNLM:
-    """Copy core.rnn_ref parameters into a one-layer scratch or fused tanh model (same numbers)."""
+def _reference_layout(model: RNNLM) -> dict[str, tuple[torch.nn.Parameter, bool]]:
+    """core.rnn_ref's names -> (the model's parameter, stored transposed?) for a one-layer tanh model."""
     spec = model.spec
-    if spec.cell not in ("scratch", "rnn") or spec.num_layers != 1:
-        raise ValueError("Reference weights fit a one-layer tanh RNN ('scratch' or 'rnn') only.")
-    if ("E" in params) != bool(spec.embed_dim):
+    if model.cell.tanh_layout is None or spec.num_layers != 1:
+        raise ValueError("Reference weights fit a one-layer plain tanh RNN ('scratch' or 'rnn') only.")
+    out = {name: (getattr(model.rnn, attr), t) for name, (attr, t) in model.cell.tanh_layout(0).items()}
+    out.update(W_hq=(model.head.weight, True), b_q=(model.head.bias, False))
+    if spec.embed_dim:
+        out["E"] = (model.embedding.weight, False)
+    return out
+
+
+def load_reference_params(model: RNNLM, params: dict[str, np.ndarray]) -> RNNLM:
+    """Copy core.rnn_ref parameters into a one-layer plain tanh model (same numbers)."""
+    layout = _reference_layout(model)
+    if ("E" in params) != bool(model.spec.embed_dim):
         raise ValueError("Reference weights and model disagree on embedding vs one-hot input.")
-    p = next(model.parameters())
-    t = lambda a: torch.as_tensor(np.asarray(a), dtype=p.dtype, device=p.device)  # noqa: E731
     with torch.no_grad():
-        if spec.embed_dim:
-            model.embedding.weight.copy_(t(params["E"]))
-        if spec.cell == "scratch":
-            model.rnn.W_xh.copy_(t(params["W_xh"]))
-            model.rnn.W_hh.copy_(t(params["W_hh"]))
-            model.rnn.b_h.copy_(t(params["b_h"]))
-        else:
-            model.rnn.weight_ih_l0.copy_(t(params["W_xh"]).T)
-            model.rnn.weight_hh_l0.copy_(t(params["W_hh"]).T)
-            model.rnn.bias_ih_l0.copy_(t(params["b_h"]))
-            model.rnn.bias_hh_l0.zero_()
-        model.head.weight.copy_(t(params["W_hq"]).T)
-        model.head.bias.copy_(t(params["b_q"]))
+        for name, (p, transposed) in layout.items():
+            value = torch.as_tensor(np.asarray(params[name]), dtype=p.dtype, device=p.device)
+            p.copy_(value.T if transposed else value)
+        for extra in model.cell.extra_biases(1) if model.cell.extra_biases else []:
+            getattr(model.rnn, extra).zero_()
     return model
 
 
 def reference_grads(model: RNNLM) -> dict[str, np.ndarray]:
     """The model's .grad values under core.rnn_ref's names and layouts."""
-    g = lambda x: x.grad.detach().cpu().numpy()  # noqa: E731
-    out = {"W_hq": g(model.head.weight).T, "b_q": g(model.head.bias)}
-    if model.spec.embed_dim:
-        out["E"] = g(model.embedding.weight)
-    if model.spec.cell == "scratch":
-        out.update(W_xh=g(model.rnn.W_xh), W_hh=g(model.rnn.W_hh), b_h=g(model.rnn.b_h))
-    else:
-        out.update(W_xh=g(model.rnn.weight_ih_l0).T, W_hh=g(model.rnn.weight_hh_l0).T,
-                   b_h=g(model.rnn.bias_ih_l0))
+    out = {}
+    for name, (p, transposed) in _reference_layout(model).items():
+        g = p.grad.detach().cpu().numpy()
+        out[name] = g.T if transposed else g
     return out
 
 

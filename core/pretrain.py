@@ -18,8 +18,11 @@ import torch
 
 from core.assets import ASSETS, META, WEIGHTS
 from core.corpus import CORPUS_SHA1, load_corpus, sha1_of
-from core.train import (LN2, TrainConfig, _bar, prepare_data, run_metadata, stream_cross_entropy, train,
-                        weights_bytes, with_overrides)
+from core.config import TrainConfig, with_overrides
+from core.dataset import prepare_data
+from core.runs import run_metadata, weights_bytes
+from core.train import LN2, stream_cross_entropy, train
+from core.train_cli import progress_bar
 
 COMMAND = "python -m core pretrain"
 
@@ -53,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     data = prepare_data(config, text)
     t0 = time.perf_counter()
     result = train(config, data=data, keep_best=True,
-                   on_progress=lambda p: print(_bar(p), end="", flush=True, file=sys.stderr))
+                   on_progress=lambda p: print(progress_bar(p), end="", flush=True, file=sys.stderr))
     print(file=sys.stderr)
     ppl, bpc = held_out_metrics(result.lm, data)
     out = Path(args.out)

@@ -55,22 +55,16 @@ class LanguageModel:
         if self._fast is None or self._fast_version != version:
             self._fast_version = version
             spec = self.net.spec
-            if spec.cell in ("rnn", "scratch"):
+            if self.net.cell.tanh_layout is not None:
                 # float32, the training precision: half the memory traffic per step of float64
                 g = lambda t: t.detach().cpu().float().numpy()  # noqa: E731
-                rnn = self.net.rnn
-                if spec.cell == "scratch":
-                    W_xh, W_hh, b_h = g(rnn.W_xh), g(rnn.W_hh), g(rnn.b_h)
-                else:
-                    W_xh, W_hh = g(rnn.weight_ih_l0).T, g(rnn.weight_hh_l0).T
-                    b_h = g(rnn.bias_ih_l0) + g(rnn.bias_hh_l0)
-                inputs = g(self.net.embedding.weight) @ W_xh if spec.embed_dim else W_xh
-                # layer k > 0: h_k = tanh([h_{k-1}, h_k] @ [W_ih; W_hh] + b), one product per layer
-                upper = [(np.ascontiguousarray(np.concatenate([g(getattr(rnn, f"weight_ih_l{k}")).T,
-                                                               g(getattr(rnn, f"weight_hh_l{k}")).T])),
-                          g(getattr(rnn, f"bias_ih_l{k}")) + g(getattr(rnn, f"bias_hh_l{k}")))
-                         for k in range(1, spec.num_layers)]
-                self._fast = (np.ascontiguousarray(inputs + b_h), np.ascontiguousarray(W_hh), upper,
+                with torch.no_grad():
+                    layers = [{k: g(v) for k, v in layer.items()} for layer in self.net.tanh_layers()]
+                first = layers[0]
+                inputs = g(self.net.embedding.weight) @ first["W_xh"] if spec.embed_dim else first["W_xh"]
+                # layer k > 0: h_k = tanh([h_{k-1}, h_k] @ [W_xh; W_hh] + b), one product per layer
+                upper = [(np.ascontiguousarray(np.concatenate([L["W_xh"], L["W_hh"]])), L["b_h"]) for L in layers[1:]]
+                self._fast = (np.ascontiguousarray(inputs + first["b_h"]), np.ascontiguousarray(first["W_hh"]), upper,
                               np.ascontiguousarray(g(self.net.head.weight).T), g(self.net.head.bias))
             else:
                 self._fast = False

@@ -4,12 +4,12 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core.forecast import fit_ar, make_series, mse_by_horizon, one_step_mse, predict_k_step
-from ui import params
+from ui import url_state
 from ui.common import cite, learner_errors, show_source
 
 BOOK_KS = (1, 4, 16, 64)
 
-params.page("forecasting")
+url_state.page("forecasting")
 st.title("📈 Forecasting")
 st.markdown(
     "A sequence model guesses the next value from the values before it. Here the data is a sine wave "
@@ -23,15 +23,15 @@ cite("9.1 Working with Sequences")
 controls, view = st.columns([1, 3], gap="large")
 with controls:
     st.subheader("Controls")
-    T = params.int_slider("Series length T", "T", 1000, 100, 5000, step=50)
-    n_train = params.int_slider("Training points n_train", "n_train", 600, 50, T - 1, step=10,
+    T = url_state.int_slider("Series length T", "T", 1000, 100, 5000, step=50)
+    n_train = url_state.int_slider("Training points n_train", "n_train", 600, 50, T - 1, step=10,
                                 help="The model is fitted on the first n_train points only.")
-    tau = params.int_slider("Window τ (tau)", "tau", 4, 1, 64,
+    tau = url_state.int_slider("Window τ (tau)", "tau", 4, 1, 64,
                             help="How many past values the model looks at.")
-    k = params.int_slider("Horizon k", "k", 16, 1, 64,
+    k = url_state.int_slider("Horizon k", "k", 16, 1, 64,
                           help="Steps ahead: the model feeds its own guesses back k-1 times.")
-    sigma = params.float_slider("Noise σ (sigma)", "sigma", 0.2, 0.0, 1.0, 0.01)
-    seed = params.int_input("Seed", "seed", 0, 0, 10_000)
+    sigma = url_state.float_slider("Noise σ (sigma)", "sigma", 0.2, 0.0, 1.0, 0.01)
+    seed = url_state.int_input("Seed", "seed", 0, 0, 10_000)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

@@ -4,10 +4,10 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core import gradflow
-from ui import params
+from ui import url_state
 from ui.common import cite, learner_errors, show_source
 
-params.page("gradflow")
+url_state.page("gradflow")
 st.title("🌊 Gradient flow")
 st.markdown(
     "Training an RNN sends the error signal backwards through every time step. Each step back multiplies "
@@ -23,16 +23,16 @@ SCALES = [0.25, 0.35, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0, 1.05, 1.1, 1.2, 1.3, 1
 controls, view = st.columns([1, 3], gap="large")
 with controls:
     st.subheader("Controls")
-    scale = params.select_slider("Weight scale (× W_hh)", "scale", 1.0, SCALES,
+    scale = url_state.select_slider("Weight scale (× W_hh)", "scale", 1.0, SCALES,
                                  help="Multiplies the random matrix; ρ scales with it.")
-    n = params.int_slider("Hidden size n", "n", 32, 2, 256)
-    T = params.int_slider("Steps back T", "T", 24, 1, 200)
-    kind = params.choice("Matrix kind", "kind", "gaussian", gradflow.KINDS, widget="radio", horizontal=True)
-    use_tanh = params.toggle("Through tanh", "tanh", True, help="Off: the purely linear recurrence.")
-    input_scale = params.float_slider("Input scale", "input", 1.0, 0.0, 5.0, 0.1,
+    n = url_state.int_slider("Hidden size n", "n", 32, 2, 256)
+    T = url_state.int_slider("Steps back T", "T", 24, 1, 200)
+    kind = url_state.choice("Matrix kind", "kind", "gaussian", gradflow.KINDS, widget="radio", horizontal=True)
+    use_tanh = url_state.toggle("Through tanh", "tanh", True, help="Off: the purely linear recurrence.")
+    input_scale = url_state.float_slider("Input scale", "input", 1.0, 0.0, 5.0, 0.1,
                                       help="Larger inputs push tanh into saturation.")
-    theta = params.float_slider("Clipping threshold θ", "theta", 1.0, 0.1, 10.0, 0.1)
-    seed = params.int_input("Seed", "seed", 0, 0, 10_000)
+    theta = url_state.float_slider("Clipping threshold θ", "theta", 1.0, 0.1, 10.0, 0.1)
+    seed = url_state.int_input("Seed", "seed", 0, 0, 10_000)
 
 with view, learner_errors():
     a = gradflow.analyse(n, scale, T, kind, input_scale, seed, use_tanh, theta)

@@ -6,10 +6,10 @@ import streamlit as st
 from plotly.subplots import make_subplots
 
 from core import rnn_ref, tokens, verify
-from ui import params
+from ui import url_state
 from ui.common import cite, learner_errors, show_source
 
-params.page("cell")
+url_state.page("cell")
 st.title("🧠 RNN cell")
 st.markdown(
     "A recurrent network reads a sequence one token at a time and keeps a **hidden state** H, a small vector "
@@ -24,11 +24,11 @@ cite("9.4 Recurrent Neural Networks and 9.5 Recurrent Neural Network Implementat
 st.header("1 · A network with memory")
 c_word, c_h, c_seed = st.columns([2, 1, 1])
 with c_word:
-    word = params.text("Word to read (the network predicts each next letter)", "word", "machine", 24)
+    word = url_state.text("Word to read (the network predicts each next letter)", "word", "machine", 24)
 with c_h:
-    hidden = params.int_slider("Hidden units", "h", 4, 1, 8)
+    hidden = url_state.int_slider("Hidden units", "h", 4, 1, 8)
 with c_seed:
-    seed = params.int_input("Weight seed", "seed", 0, 0, 10_000)
+    seed = url_state.int_input("Weight seed", "seed", 0, 0, 10_000)
 
 
 def heat(fig, z, row, col, labels_x=None, labels_y=None, zmid=0.0):
@@ -111,9 +111,9 @@ st.markdown("However long the sequence, the RNN keeps the same weights and a sta
             "of n-gram counts needs an entry for every possible context, which grows exponentially.")
 m1, m2, m3 = st.columns(3)
 with m1:
-    V = params.int_input("Vocabulary |V|", "V", 28, 2, 100_000)
+    V = url_state.int_input("Vocabulary |V|", "V", 28, 2, 100_000)
 with m2:
-    h2 = params.int_input("Hidden units h", "h2", 256, 1, 10_000)
+    h2 = url_state.int_input("Hidden units h", "h2", 256, 1, 10_000)
 ctx = np.arange(1, 21)
 with learner_errors():
     rnn_params = sum(tokens.rnn_parameter_terms(V, 0, h2).values())  # one-hot inputs: no embedding

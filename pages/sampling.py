@@ -6,10 +6,10 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core import sampling
-from ui import models, params
+from ui import model_choice, url_state
 from ui.common import cite, learner_errors, show_source
 
-params.page("sampling")
+url_state.page("sampling")
 st.title("✍️ Sampling")
 st.markdown(
     "A trained language model turns any prefix into a probability for every possible next character. "
@@ -23,15 +23,15 @@ cite("9.5 Recurrent Neural Network Implementation from Scratch (prediction)")
 controls, view = st.columns([1, 3], gap="large")
 with controls:
     st.subheader("Controls")
-    names = models.available()
-    model_name = params.choice("Model", "model", models.PRETRAINED, names,
-                               format_func=lambda n: "Pretrained (The Time Machine)" if n == models.PRETRAINED else n)
-    prefix = params.text("Prefix", "prefix", "the time traveller", 200)
-    temperature = params.float_slider("Temperature T", "temp", 0.8, 0.0, 2.0, 0.05)
-    length = params.int_slider("Characters to generate", "len", 300, 20, 1000, step=10)
-    top_k = params.int_slider("Top-k (0 = off)", "topk", 0, 0, 50)
-    top_p = params.float_slider("Top-p (1 = off)", "topp", 1.0, 0.05, 1.0, 0.05)
-    seed = params.int_input("Seed", "seed", 0, 0, 1_000_000)
+    names = model_choice.available()
+    model_name = url_state.choice("Model", "model", model_choice.PRETRAINED, names,
+                               format_func=lambda n: "Pretrained (The Time Machine)" if n == model_choice.PRETRAINED else n)
+    prefix = url_state.text("Prefix", "prefix", "the time traveller", 200)
+    temperature = url_state.float_slider("Temperature T", "temp", 0.8, 0.0, 2.0, 0.05)
+    length = url_state.int_slider("Characters to generate", "len", 300, 20, 1000, step=10)
+    top_k = url_state.int_slider("Top-k (0 = off)", "topk", 0, 0, 50)
+    top_p = url_state.float_slider("Top-p (1 = off)", "topp", 1.0, 0.05, 1.0, 0.05)
+    seed = url_state.int_input("Seed", "seed", 0, 0, 1_000_000)
 
     def _next_seed() -> None:  # a callback runs before the widgets, so it may change the seed widget's state
         st.session_state["sampling.seed"] = (st.session_state["sampling.seed"] + 1) % 1_000_001
@@ -59,10 +59,10 @@ def greedy(model_key: str, prefix: str, length: int, _lm) -> sampling.Sample:
 
 
 with view, learner_errors():
-    lm = models.get(model_name)
+    lm = model_choice.get(model_name)
     model_key = f"{model_name}:{id(lm)}"  # a session's model never shares cache entries with another's
     meta = lm.meta
-    if model_name == models.PRETRAINED:
+    if model_name == model_choice.PRETRAINED:
         layers = lm.net.spec.num_layers
         st.caption(f"Plain tanh RNN (no gates), {layers} layer{'s' if layers > 1 else ''} of {lm.net.spec.hidden_size} "
                    f"units, {len(lm.vocab)} characters; held-out "
@@ -122,7 +122,7 @@ with view, learner_errors():
     for col, label, name, default in ((s1, "Your text", "score_a", "the machine stood in the laboratory"),
                                       (s2, "Compare with", "score_b", "laboratory the in stood machine the")):
         with col:
-            typed = params.text(label, name, default, 200)
+            typed = url_state.text(label, name, default, 200)
             scored = sampling.score_text(lm, typed)
             if scored.text != typed:
                 st.caption(f"The model reads this cleaned as its training text: {scored.text!r}")

@@ -8,10 +8,10 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core import corpus, tokens
-from ui import data, params
+from ui import texts, url_state
 from ui.common import cite, learner_errors, show_source
 
-params.page("tokens")
+url_state.page("tokens")
 st.title("🔤 Text to tokens")
 st.markdown(
     "A language model never sees letters or words, only **token ids**. This lab follows the road from raw "
@@ -34,42 +34,42 @@ def visible(token: str) -> str:
 controls, view = st.columns([1, 3], gap="large")
 with controls:
     st.subheader("Controls")
-    source = params.choice("Text", "source", "timemachine", ("timemachine", "upload"), widget="radio",
+    source = url_state.choice("Text", "source", "timemachine", ("timemachine", "upload"), widget="radio",
                            format_func=lambda s: {"timemachine": "The Time Machine", "upload": "My upload"}[s])
-    data.upload_widget("tokens_upload")
-    cleaning = params.choice("Cleaning", "cleaning", "letters", corpus.CLEANINGS, widget="radio",
+    texts.upload_widget("tokens_upload")
+    cleaning = url_state.choice("Cleaning", "cleaning", "letters", corpus.CLEANINGS, widget="radio",
                              format_func=lambda s: {"letters": "letters and spaces (the book)",
                                                     "punctuation": "keep punctuation"}[s])
-    kind = params.choice("Tokenizer", "tok", "char", ("char", "bpe"), widget="radio", horizontal=True,
+    kind = url_state.choice("Tokenizer", "tok", "char", ("char", "bpe"), widget="radio", horizontal=True,
                          format_func=lambda s: {"char": "characters", "bpe": "BPE"}[s])
-    size = params.select_slider("BPE vocabulary size", "bpe", 1024, SIZES, disabled=kind != "bpe")
+    size = url_state.select_slider("BPE vocabulary size", "bpe", 1024, SIZES, disabled=kind != "bpe")
 
 raw = None
 if source == "upload":
-    up = data.uploaded()
+    up = texts.uploaded()
     if up is None:
         view.info("Upload a .txt file on the left to see it tokenized.", icon="⬆️")
         st.stop()
     raw, label = up["text"], up["name"]
 else:
-    raw, label = data.time_machine_or_none(), "The Time Machine"
+    raw, label = texts.time_machine_or_none(), "The Time Machine"
     if raw is None:
         with view:
-            data.missing_corpus_message()
-            data.download_button()
+            texts.missing_corpus_message()
+            texts.download_button()
             st.caption("Or switch the text to *My upload* and upload any .txt file.")
         st.stop()
 
 with view, learner_errors():
-    text = data.cleaned(raw, cleaning)
+    text = texts.cleaned(raw, cleaning)
     if not text.strip():
         raise ValueError("Nothing is left of this text after cleaning: try 'keep punctuation' or another file.")
-    vocab = data.vocab(text, kind, size)
-    ids = data.encoded(text, kind, size)
+    vocab = texts.vocab(text, kind, size)
+    ids = texts.encoded(text, kind, size)
 
     st.subheader(f"One passage of {label}")
     max_start = max(0, len(raw) - PASSAGE)
-    start = params.int_slider("Passage start (character in the raw text)", "start", min(2000, max_start), 0,
+    start = url_state.int_slider("Passage start (character in the raw text)", "start", min(2000, max_start), 0,
                               max(1, max_start), step=20)
     passage = raw[start:start + PASSAGE]
     passage_clean = corpus.clean(passage, cleaning)
@@ -104,13 +104,13 @@ with view, learner_errors():
                               "id": np.arange(len(vocab)), "count": counts})
         st.dataframe(table.sort_values("count", ascending=False), hide_index=True, height=300, width="stretch")
     with right:
-        n_top = params.choice("Most frequent", "topn", 1, (1, 2, 3), widget="radio", horizontal=True,
+        n_top = url_state.choice("Most frequent", "topn", 1, (1, 2, 3), widget="radio", horizontal=True,
                               format_func=lambda n: f"{n}-grams")
-        top = [(visible(gram), count) for gram, count in data.top_ngrams(text, kind, size, n_top, 12)]
+        top = [(visible(gram), count) for gram, count in texts.top_ngrams(text, kind, size, n_top, 12)]
         st.dataframe(pd.DataFrame(top, columns=["n-gram", "count"]),
                      hide_index=True, height=300, width="stretch")
 
-    curves, cov = data.ngram_statistics(text, kind, size)
+    curves, cov = texts.ngram_statistics(text, kind, size)
     zipf = go.Figure()
     for n, curve in zip((1, 2, 3), curves):
         zipf.add_trace(go.Scatter(x=np.arange(1, len(curve) + 1), y=curve, name=f"{n}-grams", mode="lines"))
@@ -138,7 +138,7 @@ with view, learner_errors():
 
     with st.expander("Bytes per token as the BPE vocabulary grows"):
         if st.toggle("Compute the sweep (trains one tokenizer per size, then cached)", key="tokens.sweep"):
-            sweep = pd.DataFrame(data.bytes_per_token_sweep(text, tuple(SIZES)))
+            sweep = pd.DataFrame(texts.bytes_per_token_sweep(text, tuple(SIZES)))
             sfig = go.Figure(go.Bar(x=sweep["tokenizer"], y=sweep["bytes per token"]))
             sfig.update_layout(yaxis_title="bytes per token", height=320, margin=dict(t=20, b=40))
             st.plotly_chart(sfig, width="stretch")
@@ -149,13 +149,13 @@ with view, learner_errors():
 st.subheader("How many parameters? An n-gram table against an RNN")
 k1, k2, k3, k4 = st.columns(4)
 with k1:
-    V = params.int_input("Vocabulary |V|", "V", 10_000, 2, 1_000_000)
+    V = url_state.int_input("Vocabulary |V|", "V", 10_000, 2, 1_000_000)
 with k2:
-    k = params.int_input("Context length k", "k", 20, 1, 100)
+    k = url_state.int_input("Context length k", "k", 20, 1, 100)
 with k3:
-    h = params.int_input("Hidden units h", "h", 256, 1, 100_000)
+    h = url_state.int_input("Hidden units h", "h", 256, 1, 100_000)
 with k4:
-    d = params.int_input("Embedding size d (0 = one-hot)", "d", 256, 0, 100_000)
+    d = url_state.int_input("Embedding size d (0 = one-hot)", "d", 256, 0, 100_000)
 with learner_errors():
     terms = tokens.rnn_parameter_terms(V, d, h)
     table_size = tokens.ngram_table_size(V, k)

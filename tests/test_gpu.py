@@ -10,11 +10,11 @@ import threading
 import pytest
 import torch
 
-from core import train as T
+from core import runs as R, train as T
 from core.device import resolve_device
 from core.models import ModelSpec, RNNLM
 from core.sampling import sample
-from core.train import TrainConfig
+from core.config import TrainConfig
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU visible")
 
@@ -83,7 +83,7 @@ def test_book_preset_setup_on_cuda_learns():
 
 
 def test_cuda_divergence_keeps_the_last_good_weights():
-    result = T.train(TrainConfig(**dict(SMALL, optimizer="sgd", lr=1e6, clip=0.0)), TEXT)
+    result = T.train(TrainConfig(**dict(SMALL, optimizer="sgd", lr=100.0, clip=0.0)), TEXT)
     assert result.status == "diverged" and "lower the learning rate" in result.message
     assert all(torch.isfinite(p).all() for p in result.lm.net.parameters())
 
@@ -103,8 +103,8 @@ def test_cuda_stop_event_is_honoured():
 
 def test_cuda_run_saves_loads_on_the_cpu_and_samples(tmp_path):
     result = T.train(TrainConfig(**dict(SMALL, epochs=1)), TEXT)
-    T.save_run(result, tmp_path / "run")
-    loaded = T.load_run(tmp_path / "run", device="cpu")
+    R.save_run(result, tmp_path / "run")
+    loaded = R.load_run(tmp_path / "run", device="cpu")
     assert next(loaded.net.parameters()).device.type == "cpu"
     tokens = torch.randint(0, len(result.lm.vocab), (2, 9))
     with torch.no_grad():

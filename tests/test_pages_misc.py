@@ -1,6 +1,6 @@
 """AppTest for the RNN cell, Sampling and Training pages."""
 from apptest_util import has_subheader, metric, page, rerun_until, sampling_with_session_model
-from core.train import PRESETS
+from core.config import PRESETS
 
 
 def test_cell_page_defaults_and_stepping():
@@ -73,7 +73,8 @@ def test_training_page_stop(corpus_file):
 
 def test_sampling_page_with_a_session_bpe_model():
     """A BPE model trained in the session appears in the picker and samples without errors."""
-    from core.train import TrainConfig, train
+    from core.config import TrainConfig
+    from core.train import train
     text = "the time traveller smiled and the psychologist frowned at the little machine " * 60
     result = train(TrainConfig(tokenizer="bpe", bpe_vocab=300, embed_dim=8, hidden_size=16, split="whole",
                                truncation="detach", batch_size=4, num_steps=16, epochs=1, optimizer="adam",
@@ -100,7 +101,7 @@ def test_training_form_comes_from_the_url_and_goes_back_to_it(corpus_file):
     assert at.number_input(key="tr.tiny.hidden_size").value == 48
     assert at.selectbox(key="tr.tiny.cell").value == "gru"
     assert at.number_input(key="tr.tiny.lr").value == 0.02
-    assert at.number_input(key="tr.tiny.epochs").value == PRESETS["tiny"].epochs
+    assert at.number_input(key="tr.tiny.epochs").value == PRESETS["tiny"].config.epochs
     assert any("epochs" in w.value for w in at.warning)
     at.number_input(key="tr.tiny.epochs").set_value(1)
     at.number_input(key="tr.tiny.hidden_size").set_value(16)

@@ -117,7 +117,8 @@ def test_shipped_model_loads_and_samples():
 
 def test_shipped_model_perplexity_is_reproduced(corpus_file):
     from core.pretrain import held_out_metrics
-    from core.train import TrainConfig, prepare_data
+    from core.config import TrainConfig
+    from core.dataset import prepare_data
     lm = load_pretrained()
     cfg = TrainConfig.from_dict(lm.meta["config"])
     data = prepare_data(cfg, corpus_file.read_text())

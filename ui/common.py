@@ -18,6 +18,11 @@ class Lab:
     icon: str
     blurb: str
 
+    @property
+    def key(self) -> str:
+        """The page's file name without .py: 'forecasting' for pages/forecasting.py."""
+        return self.path.rsplit("/", 1)[-1].removesuffix(".py")
+
 
 # The labs in navigation order. app.py builds the menu from this list and Home links to each entry.
 LABS: list[Lab] = [
@@ -34,6 +39,20 @@ LABS: list[Lab] = [
     Lab("pages/training.py", "Training", "🏋️",
         "Train RNN, GRU and LSTM language models live on CPU or GPU; watch, stop, compare and export runs."),
 ]
+
+
+def lab(key: str) -> Lab:
+    for entry in LABS:
+        if entry.key == key:
+            return entry
+    raise KeyError(f"no lab {key!r} in ui.common.LABS")
+
+
+def header(key: str) -> Lab:
+    """The top of a lab page: its title and icon from the registry (written nowhere else)."""
+    entry = lab(key)
+    st.title(f"{entry.icon} {entry.title}")
+    return entry
 
 
 def show_source(*objects, title: str = "The code behind this figure") -> None:

@@ -18,7 +18,9 @@ from typing import Callable
 import torch
 
 from core.device import resolve_device
-from core.train import Progress, TrainConfig, TrainResult, prepare_data, train
+from core.config import TrainConfig
+from core.dataset import prepare_data
+from core.train import Progress, TrainResult, train
 
 _ids = itertools.count(1)
 

@@ -1,0 +1,156 @@
+"""A training run's settings, each declared once, and the presets.
+
+Every field of TrainConfig is a `setting(...)`: its type (a `Literal` for a choice), default, range, label and
+help live on that one line. SETTINGS reads them back; the checks below, the Training page's form, the URL and
+the command line's `--set NAME=VALUE` are all derived from it.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Literal, Sequence
+
+from core.cells import CELL_NAMES, CELLS
+from core.corpus import CLEANINGS
+from core.device import DEVICES
+from core.models import ModelSpec
+from core.settings import Setting, as_text, declared, setting, short
+
+DATA, MODEL, OPTIMISATION = "Data", "Model", "Optimisation"   # the form's sections, in order
+FORM_GROUPS = (DATA, MODEL, OPTIMISATION)
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Every setting of a run. Construct it with keywords; invalid values raise ValueError."""
+
+    tokenizer: Literal["char", "bpe"] = setting(
+        "char", "Tokens", "Single characters, or subwords learnt by byte-level BPE.", group=DATA,
+        words={"char": "characters", "bpe": "BPE"})
+    bpe_vocab: int = setting(1024, "BPE vocabulary", "How many token types byte-level BPE learns (256 bytes, then "
+                             "one per merge; BPE only).", lo=256, hi=4096, step=256, group=DATA)
+    split: Literal["book", "whole"] = setting(
+        "book", "Split", "book: the first training windows, then the validation windows; whole: 90% / 10%.",
+        group=DATA, words={"book": "book windows", "whole": "whole corpus 90/10"})
+    cleaning: Literal[CLEANINGS] = setting(
+        "letters", "Cleaning", "letters: lower-case letters and spaces, as the book; punctuation: keep it.",
+        group=DATA)
+    num_train: int = setting(10_000, "Training windows (book split)", lo=1, hi=1_000_000, group=DATA)
+    num_val: int = setting(5_000, "Validation windows (book split)", lo=1, hi=1_000_000, group=DATA)
+    truncation: Literal["fresh", "detach"] = setting(
+        "fresh", "Between windows",
+        "fresh: zero state per window; detach: carry the state, cut the gradient (whole-corpus split only)",
+        group=DATA, words={"fresh": "fresh zero state", "detach": "carry state (detach)"})
+    cell: Literal[CELL_NAMES] = setting(
+        "rnn", "Cell", "The recurrent cell (core.cells).", group=MODEL, widget="select",
+        words={name: c.label for name, c in CELLS.items()})
+    hidden_size: int = setting(32, "Hidden units", "Size of the hidden state.", lo=1, hi=2048, group=MODEL)
+    embed_dim: int = setting(0, "Embedding (0 = one-hot)", lo=0, hi=1024, group=MODEL)
+    num_layers: int = setting(1, "Layers", lo=1, hi=4, group=MODEL)
+    dropout: float = setting(0.0, "Dropout", lo=0.0, hi=0.9, group=MODEL, step=0.05)
+    optimizer: Literal["sgd", "adam"] = setting(
+        "sgd", "Optimizer", group=OPTIMISATION, widget="select", words={"sgd": "SGD", "adam": "Adam (AdamW)"})
+    lr: float = setting(1.0, "Learning rate", lo=1e-5, hi=100.0, group=OPTIMISATION)
+    clip: float = setting(1.0, "Clip norm (0 = off)", "Global gradient-norm threshold θ.", lo=0.0, hi=1000.0,
+                          group=OPTIMISATION)
+    epochs: int = setting(100, "Epochs", lo=1, hi=10_000, group=OPTIMISATION)
+    batch_size: int = setting(1024, "Batch size", lo=1, hi=8192, group=OPTIMISATION)
+    num_steps: int = setting(32, "Time steps per window", "num_steps: how many tokens one window holds, and how "
+                             "far back the gradient flows.", lo=1, hi=512, group=OPTIMISATION)
+    seed: int = setting(0, "Seed", lo=0, hi=2**31 - 1, group=OPTIMISATION)
+    device: Literal[DEVICES] = setting("auto", "Device", "auto: a CUDA GPU when there is one.", group=OPTIMISATION)
+    lr_decay: Literal["none", "cosine"] = setting("none", "Learning-rate schedule", group=OPTIMISATION)
+    # Not on the form (the command line and presets set them):
+    weight_decay: float = setting(0.0, "Weight decay", lo=0.0, hi=1.0)
+    sample_prefix: str = setting("time traveller", "Sample prefix", lo=0, hi=200)
+    sample_length: int = setting(80, "Sample length", lo=1, hi=2000)
+    max_seconds: float = setting(0.0, "Time limit in seconds (0 = none)", lo=0.0, hi=1e7)
+    init: Literal["default", "book"] = setting(
+        "default", "Initialisation", "default: PyTorch's; book: the book's scratch RNN (weights N(0, 0.01²), "
+        "biases 0, one hidden bias).")
+
+    def __post_init__(self):
+        for s in SETTINGS.values():
+            s.check(getattr(self, s.name))
+        self.spec(2)  # the model's own rules (a scratch RNN has one layer)
+        if self.split == "book" and self.truncation == "detach":
+            raise ValueError("With the book's split the training windows are shuffled, so each starts from a "
+                             "zero state: use truncation 'fresh', or the whole-corpus split to carry the state.")
+
+    def spec(self, vocab_size: int) -> ModelSpec:
+        return ModelSpec(vocab_size, self.hidden_size, self.cell, self.embed_dim, self.num_layers, self.dropout)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "TrainConfig":
+        names = {f.name for f in fields(cls)}
+        unknown = set(d) - names
+        if unknown:
+            raise ValueError(f"Unknown training settings: {', '.join(sorted(map(short, unknown)))}.")
+        return cls(**d)
+
+
+SETTINGS: dict[str, Setting] = declared(TrainConfig)
+FORM_SETTINGS: tuple[str, ...] = tuple(n for n, s in SETTINGS.items() if s.group)
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    label: str
+    note: str
+    config: TrainConfig
+
+
+PRESETS: dict[str, Preset] = {p.name: p for p in (
+    Preset("book", "Book", "The book's run: characters, 10,000 training windows of 32, 32 hidden units, SGD at "
+           "lr 1, 100 epochs.", TrainConfig(init="book")),
+    Preset("bpe", "BPE", "RNN Lab's own subword setup (the chapter trains on characters only): byte-level BPE "
+           "with 1,024 tokens, embedding 64, 128 hidden units, 10 epochs.",
+           TrainConfig(tokenizer="bpe", bpe_vocab=1024, embed_dim=64, hidden_size=128, lr=4.0, epochs=10,
+                       num_train=50_000, num_val=3_000)),
+    Preset("whole", "Whole", "The whole corpus (90% / 10%), state carried across windows, 256 units, Adam: about "
+           "a minute of CPU.", TrainConfig(split="whole", truncation="detach", hidden_size=256, optimizer="adam",
+                                            lr=5e-3, lr_decay="cosine", clip=5.0, epochs=30, batch_size=32,
+                                            num_steps=64)),
+    Preset("tiny", "Tiny", "Three quick epochs of a small model: seconds, for trying the controls.",
+           TrainConfig(split="whole", truncation="detach", hidden_size=64, optimizer="adam", lr=1e-2, epochs=3,
+                       batch_size=64, num_steps=32)),
+)}
+
+
+def with_overrides(base: TrainConfig, items: Sequence[str], **fixed) -> TrainConfig:
+    """base with NAME=VALUE strings applied, each parsed by its setting's declaration."""
+    overrides = dict(fixed)
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or name not in SETTINGS:
+            raise ValueError(f"unknown setting {short(name)} (use NAME=VALUE with one of: {', '.join(SETTINGS)})")
+        overrides[name] = SETTINGS[name].parse(value)
+    return replace(base, **overrides)
+
+
+def config_overrides(base: TrainConfig, config: TrainConfig, names: Sequence[str] = FORM_SETTINGS) -> dict[str, str]:
+    """The settings among names where config differs from base, as NAME -> text (what a URL carries)."""
+    return {n: as_text(getattr(config, n)) for n in names if getattr(config, n) != getattr(base, n)}
+
+
+def parse_overrides(base: TrainConfig, raw: dict[str, str]) -> tuple[TrainConfig, list[str]]:
+    """base with the valid NAME -> text settings of raw applied, and a message for each one left out."""
+    good: dict[str, object] = {}
+    problems: list[str] = []
+    for name, value in raw.items():
+        if name not in SETTINGS:
+            problems.append(f"unknown setting {short(name)}")
+            continue
+        try:
+            value = SETTINGS[name].parse(value)
+            replace(base, **{name: value})  # fine with the rest of base (e.g. no carried state with book windows)
+            good[name] = value
+        except ValueError as exc:
+            problems.append(str(exc))
+    try:
+        return replace(base, **good), problems
+    except ValueError as exc:  # each setting fine alone, not together (e.g. book windows with a carried state)
+        return base, problems + [f"{exc} (kept the preset's settings)"]

@@ -1,0 +1,122 @@
+"""Saved runs: weights as safetensors (never pickle), settings and history as JSON, metrics as CSV, a .zip of
+all three for downloading, and loading a model back from them."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import zipfile
+from pathlib import Path
+
+import torch
+from safetensors.torch import load as st_load, save as st_save
+
+from core import __version__
+from core.device import resolve_device
+from core.models import ModelSpec, RNNLM
+from core.sampling import LanguageModel
+from core.tokens import vocab_from_dict
+
+FORMAT = "rnnlab-run/1"
+METRIC_COLUMNS = ["epoch", "step", "train_ppl", "val_ppl", "val_bpb", "elapsed", "tokens_per_s"]
+
+
+def run_metadata(result, extra: dict | None = None) -> dict:
+    """Everything about a finished run (a core.train.TrainResult) except its weights, as plain JSON data."""
+    return {
+        "format": FORMAT,
+        "rnnlab_version": __version__,
+        "config": result.config.to_dict(),
+        "model": result.lm.net.spec.to_dict(),
+        "vocab": result.lm.vocab.to_dict(),
+        "cleaning": result.lm.cleaning,
+        "status": result.status,
+        "message": result.message,
+        "device": result.device,
+        "elapsed_s": round(result.elapsed, 3),
+        "tokens_per_s": round(result.tokens_per_s, 1),
+        "history": result.history,
+        **(extra or {}),
+    }
+
+
+def weights_bytes(net: RNNLM) -> bytes:
+    tensors = {k: v.detach().to("cpu").contiguous() for k, v in net.state_dict().items()}
+    return st_save(tensors)
+
+
+def metrics_csv(history: list[dict]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(METRIC_COLUMNS)
+    for row in history:
+        w.writerow([row.get(c, "") for c in METRIC_COLUMNS])
+    return buf.getvalue()
+
+
+def check_writable(out_dir: str | Path) -> Path:
+    """Make out_dir (a folder) and check a file can be written in it, before any work is spent; ValueError
+    saying why not."""
+    out = Path(out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".rnnlab-write-check"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise ValueError(f"Cannot write the run to {str(out)[:200]!r}: {exc.strerror or exc}. "
+                         "Choose another folder with --out.") from None
+    return out
+
+
+def save_run(result, out_dir: str | Path, extra: dict | None = None) -> Path:
+    """Write weights.safetensors + run.json + metrics.csv into out_dir."""
+    out = check_writable(out_dir)
+    try:
+        (out / "weights.safetensors").write_bytes(weights_bytes(result.lm.net))
+        (out / "run.json").write_text(json.dumps(run_metadata(result, extra), indent=1))
+        (out / "metrics.csv").write_text(metrics_csv(result.history))
+    except OSError as exc:
+        raise ValueError(f"Cannot write the run to {str(out)[:200]!r}: {exc.strerror or exc}.") from None
+    return out
+
+
+def run_zip(result) -> bytes:
+    """The run as one .zip (weights, JSON, CSV) for downloading."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("weights.safetensors", weights_bytes(result.lm.net))
+        z.writestr("run.json", json.dumps(run_metadata(result), indent=1))
+        z.writestr("metrics.csv", metrics_csv(result.history))
+    return buf.getvalue()
+
+
+def load_model(weights: bytes, meta: dict, device: str = "cpu") -> LanguageModel:
+    """Rebuild a LanguageModel from safetensors bytes and its JSON metadata (never unpickles)."""
+    if not isinstance(meta, dict) or "model" not in meta or "vocab" not in meta:
+        raise ValueError("The run's JSON lacks 'model' or 'vocab': not an RNN Lab run.")
+    spec = ModelSpec.from_dict(meta["model"])
+    vocab = vocab_from_dict(meta["vocab"])
+    if len(vocab) != spec.vocab_size:
+        raise ValueError(f"The vocabulary has {len(vocab)} tokens but the model expects {spec.vocab_size}.")
+    try:
+        tensors = st_load(weights)
+    except Exception as exc:
+        raise ValueError(f"The weights file is not valid safetensors ({exc}).") from None
+    net = RNNLM(spec)
+    try:
+        net.load_state_dict(tensors, strict=True)
+    except RuntimeError as exc:
+        raise ValueError(f"The weights do not fit the model described in the JSON: {str(exc).splitlines()[0]}") from None
+    net.to(resolve_device(device) if device in ("auto", "cuda") else torch.device("cpu"))
+    return LanguageModel(net, vocab, meta.get("cleaning", "letters"), meta)
+
+
+def load_run(run_dir: str | Path, device: str = "cpu") -> LanguageModel:
+    run_dir = Path(run_dir)
+    try:
+        meta = json.loads((run_dir / "run.json").read_text())
+        weights = (run_dir / "weights.safetensors").read_bytes()
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ValueError(f"Cannot read the run in {run_dir}: {exc}") from None
+    return load_model(weights, meta, device)

@@ -1,0 +1,121 @@
+"""One declaration per setting: name, type, default, range or choices, label, help.
+
+A dataclass field made with `setting(...)` carries its declaration in the field's metadata; `declared(cls)`
+reads the declarations back with the name and type filled in from the field itself (the choices of a
+`typing.Literal` annotation become the setting's choices). Checking a value, parsing it from a URL or the
+command line, writing it back as text and drawing its form widget all start from that one declaration.
+"""
+from __future__ import annotations
+
+import math
+import typing
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from core.checks import check_choice, check_int, check_real
+
+MAX_ECHO = 40  # characters of a bad value quoted back in a message
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    kind: type                    # int, float, str or bool
+    default: Any
+    lo: float | None = None       # numbers: the range; text: lo..hi characters
+    hi: float | None = None
+    lo_open: bool = False         # lo itself not allowed (a learning rate of 0)
+    choices: tuple = ()           # from a Literal annotation
+    label: str = ""
+    help: str = ""
+    group: str = ""               # the form section it is drawn in; "" = not on the form
+    words: dict = field(default_factory=dict)   # how each choice is shown
+    widget: str = ""              # choices: "radio" (default), "select", "slider"; numbers: "number"
+    step: float | None = None
+
+    def check(self, value: Any) -> Any:
+        """value in this setting's type and range, or ValueError naming the setting."""
+        if self.choices:
+            return check_choice(self.name, value, self.choices)
+        if self.kind is bool:
+            if not isinstance(value, bool):
+                raise ValueError(f"{self.name} must be true or false, got {short(value)}.")
+            return value
+        if self.kind is int:
+            return check_int(self.name, value, self.lo, self.hi)
+        if self.kind is float:
+            return check_real(self.name, value, self.lo, self.hi, lo_open=self.lo_open)
+        if not isinstance(value, str):
+            raise ValueError(f"{self.name} must be text, got {short(value)}.")
+        if self.hi is not None and len(value) > self.hi:
+            raise ValueError(f"{self.name} must be at most {self.hi:g} characters long, got {len(value)}.")
+        return value
+
+    def parse(self, text: str) -> Any:
+        """The value written as text in a URL or on the command line, checked."""
+        if not isinstance(text, str):
+            raise ValueError(f"{self.name} takes text, got {short(text)}.")
+        if self.choices:
+            by_text = {as_text(c): c for c in self.choices}
+            if text not in by_text:
+                raise ValueError(f"{self.name} must be one of {', '.join(by_text)}, got {short(text)}.")
+            return by_text[text]
+        if self.kind in (int, float):
+            try:
+                number = float(text)
+            except ValueError:
+                raise ValueError(f"{self.name} takes {'a whole number' if self.kind is int else 'a number'}, "
+                                 f"got {short(text)}.") from None
+            if self.kind is int:
+                if not math.isfinite(number) or not number.is_integer():
+                    raise ValueError(f"{self.name} takes a whole number, got {short(text)}.")
+                return self.check(int(number))
+            return self.check(number)
+        if self.kind is bool:
+            if text.lower() in ("1", "true", "yes", "on"):
+                return True
+            if text.lower() in ("0", "false", "no", "off"):
+                return False
+            raise ValueError(f"{self.name} takes 0 or 1, got {short(text)}.")
+        return self.check(text)
+
+    def word(self, choice: Any) -> str:
+        """How a choice is shown to a learner."""
+        return self.words.get(choice, str(choice))
+
+
+def as_text(value: Any) -> str:
+    """A value as a URL or the command line carries it (floats keep every digit: repr)."""
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def short(value: Any, limit: int = MAX_ECHO) -> str:
+    """A value quoted back to a learner: repr, cut to `limit` characters."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def setting(default: Any, label: str, help: str = "", *, lo: float | None = None, hi: float | None = None,
+            lo_open: bool = False, group: str = "", words: dict | None = None, widget: str = "",
+            step: float | None = None):
+    """A dataclass field that declares a setting (its name and type come from the field)."""
+    spec = dict(lo=lo, hi=hi, lo_open=lo_open, label=label, help=help, group=group, words=words or {},
+                widget=widget, step=step)
+    return field(default=default, metadata={"setting": spec})
+
+
+def declared(cls) -> dict[str, Setting]:
+    """The Setting of every field of cls declared with setting(), in field order."""
+    hints = typing.get_type_hints(cls)
+    out: dict[str, Setting] = {}
+    for f in fields(cls):
+        spec = f.metadata.get("setting")
+        if spec is None:
+            continue
+        hint = hints[f.name]
+        choices = typing.get_args(hint) if typing.get_origin(hint) is typing.Literal else ()
+        kind = type(choices[0]) if choices else hint
+        out[f.name] = Setting(name=f.name, kind=kind, default=f.default, choices=tuple(choices), **spec)
+    return out

@@ -1,0 +1,70 @@
+"""The command line for training: python -m core train --preset book --device auto --out runs/book
+
+Every setting can be changed with --set NAME=VALUE (the names, types and ranges of core.config.SETTINGS).
+A folder given with --out is checked before training starts, so a run is never trained and then lost.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+
+from core.config import PRESETS, SETTINGS, with_overrides
+from core.corpus import load_corpus
+from core.device import DEVICES
+from core.runs import check_writable, save_run
+from core.train import Progress, train
+
+
+def progress_bar(p: Progress, width: int = 30) -> str:
+    frac = p.step / p.total_steps if p.total_steps else 1.0
+    done = int(frac * width)
+    eta = f"{p.eta:5.0f}s" if math.isfinite(p.eta) else "    ?"
+    return (f"\r[{'#' * done}{'.' * (width - done)}] {100 * frac:5.1f}% epoch {p.epoch}/{p.epochs} "
+            f"train ppl {p.train_ppl:7.2f} val ppl {p.val_ppl:7.2f} bpb {p.val_bpb:5.3f} "
+            f"{p.tokens_per_s / 1000:7.1f}k tok/s eta {eta}")
+
+
+def settings_help() -> str:
+    rows = []
+    for s in SETTINGS.values():
+        allowed = ", ".join(map(str, s.choices)) if s.choices else (
+            f"{s.lo:g}..{s.hi:g}" if s.kind in (int, float) else "text")
+        rows.append(f"  {s.name:<14} {allowed:<32} {s.label}")
+    return "settings for --set (name, allowed values, meaning):\n" + "\n".join(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m core train", description="Train an RNN language model.",
+                                     epilog=settings_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--preset", choices=sorted(PRESETS), default="book")
+    parser.add_argument("--device", choices=DEVICES, default="auto")
+    parser.add_argument("--out", default=None, help="folder for weights.safetensors, run.json, metrics.csv")
+    parser.add_argument("--corpus", default=None, help="a text file to train on (default: The Time Machine)")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="override a setting, e.g. --set epochs=5 --set cell=gru")
+    args = parser.parse_args(argv)
+    try:
+        config = with_overrides(PRESETS[args.preset].config, args.set, device=args.device)
+        if args.out:
+            check_writable(args.out)
+        text = load_corpus(args.corpus)
+        result = train(config, text, on_progress=lambda p: print(progress_bar(p), end="", flush=True, file=sys.stderr))
+    except ValueError as exc:
+        print(f"\nerror: {exc}", file=sys.stderr)
+        return 2
+    print(file=sys.stderr)
+    last = result.final
+    print(f"{result.status}: {result.message}; val ppl {last['val_ppl']:.3f}, {last['val_bpb']:.3f} bits/byte, "
+          f"{result.elapsed:.1f} s on {result.device}, {result.tokens_per_s:,.0f} tokens/s")
+    if args.out:
+        try:
+            print(f"saved to {save_run(result, args.out)}")
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
