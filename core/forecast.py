@@ -122,3 +122,37 @@ def one_step_mse(model: ARModel, x: np.ndarray, n_train: int) -> tuple[float, fl
     train = float(np.mean(err[model.tau:n_train]))
     test = float(np.mean(err[n_train:])) if n_train < len(x) else math.nan
     return train, test
+
+
+def k_step_mse(model: ARModel, x: np.ndarray, k: int, start: int) -> float:
+    """MSE of the k-step forecasts of the points x[i], i >= start, that have one (NaN when none has)."""
+    errors = (predict_k_step(model, x, k) - x)[start:]
+    errors = errors[np.isfinite(errors)]
+    return float(np.mean(errors ** 2)) if errors.size else math.nan
+
+
+BOOK_HORIZONS = (1, 4, 16, 64)   # the k-step forecasts the book plots
+
+
+@dataclass
+class Analysis:
+    """Everything the Forecasting lab shows for one setting of its controls."""
+
+    model: ARModel
+    train_mse: float               # one step, training range
+    test_mse: float                # one step, test range
+    k_mse: float                   # k steps, test range
+    horizon: np.ndarray | None     # test MSE for k = 1..max_k (None when the test range is too short)
+    test_variance: float           # the MSE of guessing the test range's mean
+    forecasts: dict                # k -> k-step forecasts over the whole series, for the book's k and the chosen one
+
+
+def analyse(x: np.ndarray, tau: int, n_train: int, k: int, max_k: int = 64) -> Analysis:
+    """Fit AR(tau) on x[:n_train], score it one and k steps ahead on the rest, and the MSE for every horizon."""
+    model = fit_ar(x, tau, n_train)
+    train_mse, test_mse = one_step_mse(model, x, n_train)
+    longest = min(max_k, len(x) - n_train - tau)
+    horizon = mse_by_horizon(model, x, longest, start=n_train) if longest >= 1 else None
+    ks = [kk for kk in sorted(set(BOOK_HORIZONS) | {k}) if kk <= len(x) - tau]
+    return Analysis(model, train_mse, test_mse, k_step_mse(model, x, k, n_train), horizon,
+                    float(np.var(x[n_train:])), {kk: predict_k_step(model, x, kk) for kk in ks})

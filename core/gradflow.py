@@ -133,10 +133,10 @@ def analyse(n: int = 32, scale: float = 1.0, T: int = 24, kind: str = "gaussian"
             seed: int = 0, use_tanh: bool = True, theta: float = 1.0) -> Analysis:
     """Everything the gradient-flow page shows for one setting of the controls."""
     T = check_int("steps T", T, 1, 200)
+    theta = check_real("clipping threshold", theta, 0.0, lo_open=True)
     W = recurrent_matrix(n, scale, kind, seed)
-    eig = np.linalg.eigvals(W)
     linear = linear_gradient_norms(W, T, seed=seed)
     tanh = tanh_gradient_norms(W, T, input_scale, seed) if use_tanh else None
     shown = linear if tanh is None else tanh
-    return Analysis(W, float(np.max(np.abs(eig))), eig, linear, tanh, regime(float(shown[-1])),
-                    growth_factor(shown), np.minimum(shown, check_real("clipping threshold", theta, 0.0, lo_open=True)))
+    return Analysis(W, spectral_radius(W), np.linalg.eigvals(W), linear, tanh, regime(float(shown[-1])),
+                    growth_factor(shown), np.array([clip(float(v), theta) for v in shown]))

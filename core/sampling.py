@@ -123,6 +123,43 @@ class Stepper:
         return self.logits
 
 
+def _softmax(logits: np.ndarray, temperature: float) -> np.ndarray:
+    z = logits if temperature == 1.0 else logits / temperature
+    e = np.exp(z - z.max())
+    return e / e.sum()
+
+
+def _probabilities(logits: np.ndarray, temperature: float, top_k: int | None, top_p: float | None) -> np.ndarray:
+    """distribution() without its checks (for callers that checked their arguments once)."""
+    V = logits.size
+    if temperature == 0.0:
+        p = np.zeros(V)
+        p[int(np.argmax(logits))] = 1.0
+        return p
+    p = _softmax(logits, temperature)
+    if top_k is not None and top_k < V:
+        keep = np.zeros(V, dtype=bool)
+        keep[np.argpartition(-p, top_k - 1)[:top_k]] = True
+        p = np.where(keep, p, 0.0)
+        p /= p.sum()
+    if top_p is not None:
+        order = np.argsort(-p, kind="stable")
+        n_keep = int(np.searchsorted(np.cumsum(p[order]), top_p - 1e-12) + 1)
+        keep = np.zeros(V, dtype=bool)
+        keep[order[:n_keep]] = True
+        p = np.where(keep, p, 0.0)
+        p /= p.sum()
+    return p
+
+
+def _check_filters(V: int, temperature: float, top_k: int | None, top_p: float | None) -> float:
+    if top_k is not None:
+        check_int("top_k", top_k, 1, V, what=f"the model has {V} tokens")
+    if top_p is not None:
+        check_real("top_p", top_p, 0.0, 1.0, lo_open=True)
+    return check_real("temperature", temperature, 0.0, 100.0)
+
+
 def distribution(logits: np.ndarray, temperature: float = 1.0, top_k: int | None = None,
                  top_p: float | None = None) -> np.ndarray:
     """Next-token probabilities: softmax(logits / T), then optionally only the top-k tokens or the smallest
@@ -130,34 +167,8 @@ def distribution(logits: np.ndarray, temperature: float = 1.0, top_k: int | None
     logits = np.asarray(logits, dtype=np.float64)
     if logits.ndim != 1 or logits.size < 1 or not np.all(np.isfinite(logits)):
         raise ValueError("logits must be a finite 1-D array.")
-    temperature = check_real("temperature", temperature, 0.0, 100.0)
-    V = logits.size
-    if temperature == 0.0:
-        p = np.zeros(V)
-        p[int(np.argmax(logits))] = 1.0
-        return p
-    z = logits / temperature
-    z -= z.max()
-    p = np.exp(z)
-    p /= p.sum()
-    if top_k is not None:
-        top_k = check_int("top_k", top_k, 1, V)
-        if top_k < V:
-            cut = np.argpartition(-p, top_k - 1)[:top_k]
-            keep = np.zeros(V, dtype=bool)
-            keep[cut] = True
-            p = np.where(keep, p, 0.0)
-            p /= p.sum()
-    if top_p is not None:
-        top_p = check_real("top_p", top_p, 0.0, 1.0, lo_open=True)
-        order = np.argsort(-p, kind="stable")
-        cumulative = np.cumsum(p[order])
-        n_keep = int(np.searchsorted(cumulative, top_p - 1e-12) + 1)
-        keep = np.zeros(V, dtype=bool)
-        keep[order[:n_keep]] = True
-        p = np.where(keep, p, 0.0)
-        p /= p.sum()
-    return p
+    temperature = _check_filters(logits.size, temperature, top_k, top_p)
+    return _probabilities(logits, temperature, top_k, top_p)
 
 
 def entropy_bits(p: np.ndarray) -> float:
@@ -175,43 +186,39 @@ class Sample:
     token_texts: list[str]
     probabilities: list[float]  # probability of each generated token under the untempered model
 
+    @property
+    def surprisal_bits(self) -> np.ndarray:
+        """-log2 p of each generated token under the untempered model."""
+        return -np.log2(np.clip(np.asarray(self.probabilities, dtype=np.float64), 1e-12, 1.0))
+
 
 def stream(lm: LanguageModel, prefix: str, temperature: float = 1.0, top_k: int | None = None,
            top_p: float | None = None, seed: int | None = None):
     """An endless generator of (token id, probability under the untempered model) after prefix.
     Only the recurrent state is carried between tokens: memory stays constant however long it runs."""
-    temperature = check_real("temperature", temperature, 0.0, 100.0)
+    V = len(lm.vocab)
+    temperature = _check_filters(V, temperature, top_k, top_p)
     rng = np.random.default_rng(None if seed is None else check_int("seed", seed, 0))
     cleaned, _ = lm.prepare_prefix(prefix)
     stepper = Stepper(lm)
     logits = stepper.read(cleaned)
-    V = len(lm.vocab)
-    no_unk = getattr(lm.vocab, "kind", "") == "char" and V > 1
-    if top_k is not None:
-        check_int("top_k", top_k, 1, V)
-    if top_p is not None:
-        check_real("top_p", top_p, 0.0, 1.0, lo_open=True)
-    filtered = top_k is not None or top_p is not None
+    no_unk = getattr(lm.vocab, "kind", "") == "char" and V > 1   # never emit <unk>
+    plain = temperature == 1.0 and top_k is None and top_p is None
     while True:
-        z = logits - logits.max()
-        e = np.exp(z)
-        if temperature == 0.0:
+        model_p = _softmax(logits, 1.0)
+        p = model_p if plain else _probabilities(logits, temperature, top_k, top_p)
+        if no_unk and p[0] > 0:
+            p = p.copy()
+            p[0] = 0.0
+        c = np.cumsum(p)
+        if temperature == 0.0 or c[-1] <= 0:   # greedy, or only <unk> had mass: the best real token
+            z = logits.copy()
             if no_unk:
-                z[0] = -np.inf  # never emit <unk>
-            nxt = int(np.argmax(z))
-        else:
-            p = distribution(logits, temperature, top_k, top_p) if filtered else \
-                (e if temperature == 1.0 else np.exp(z / temperature))
-            if no_unk:
-                p = p.copy()
-                p[0] = 0.0
-            c = np.cumsum(p)
-            if c[-1] <= 0:  # only <unk> had mass: fall back to the best real token
                 z[0] = -np.inf
-                nxt = int(np.argmax(z))
-            else:  # inverse-CDF draw: the same distribution as rng.choice, without its per-call checks
-                nxt = min(int(np.searchsorted(c, rng.random() * c[-1], side="right")), V - 1)
-        yield nxt, float(e[nxt] / e.sum())
+            nxt = int(np.argmax(z))
+        else:  # inverse-CDF draw: the same distribution as rng.choice, without its per-call checks
+            nxt = min(int(np.searchsorted(c, rng.random() * c[-1], side="right")), V - 1)
+        yield nxt, float(model_p[nxt])
         logits = stepper.feed([nxt])
 
 
@@ -234,11 +241,6 @@ def next_logits(lm: LanguageModel, prefix: str) -> np.ndarray:
     """The model's logits for the token after prefix (turn them into probabilities with distribution)."""
     cleaned, _ = lm.prepare_prefix(prefix)
     return Stepper(lm).read(cleaned)
-
-
-def next_distribution(lm: LanguageModel, prefix: str, temperature: float = 1.0) -> np.ndarray:
-    """Probabilities of every token coming next after prefix, at the given temperature."""
-    return distribution(next_logits(lm, prefix), temperature)
 
 
 def token_log_probs(lm: LanguageModel, text: str) -> np.ndarray:
@@ -303,3 +305,14 @@ def distinct_ngram_share(text: str, n: int = 3) -> float:
     n = check_int("n", n, 1, 20)
     grams = [text[i:i + n] for i in range(len(text) - n + 1)]
     return len(set(grams)) / len(grams) if grams else 1.0
+
+
+def most_variable_units(H: np.ndarray, k: int) -> np.ndarray:
+    """The k hidden units (columns of H) whose activation varies most along the text, most variable first."""
+    return np.argsort(-np.asarray(H).std(axis=0))[:check_int("k", k, 1)]
+
+
+def most_active_units(H: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """The k units furthest from zero on average, with their mean |h|."""
+    mean_abs = np.abs(np.asarray(H)).mean(axis=0)
+    return [(int(u), float(mean_abs[u])) for u in np.argsort(-mean_abs)[:check_int("k", k, 1)]]

@@ -217,6 +217,11 @@ def ngram_counts(ids, n: int) -> tuple[np.ndarray, np.ndarray]:
     return grams[order], counts[order]
 
 
+def token_counts(ids, vocab_size: int) -> np.ndarray:
+    """How often each token id occurs (an entry for every id, zero for those that never do)."""
+    return np.bincount(_checked_ids(ids, check_int("vocab_size", vocab_size, 1)), minlength=vocab_size)
+
+
 def top_ngrams(vocab, ids, n: int, k: int = 10) -> list[tuple[str, int]]:
     """The k most frequent n-grams, shown as text."""
     k = check_int("k", k, 1, 10_000)

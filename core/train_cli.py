@@ -29,7 +29,7 @@ def settings_help() -> str:
     rows = []
     for s in SETTINGS.values():
         allowed = ", ".join(map(str, s.choices)) if s.choices else (
-            f"{s.lo:g}..{s.hi:g}" if s.kind in (int, float) else "text")
+            f"{s.lo:,}..{s.hi:,}" if s.kind is int else f"{s.lo:g}..{s.hi:g}" if s.kind is float else "text")
         rows.append(f"  {s.name:<14} {allowed:<32} {s.label}")
     return "settings for --set (name, allowed values, meaning):\n" + "\n".join(rows)
 
@@ -55,7 +55,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print(file=sys.stderr)
     last = result.final
-    print(f"{result.status}: {result.message}; val ppl {last['val_ppl']:.3f}, {last['val_bpb']:.3f} bits/byte, "
+    said = result.message if result.message.startswith(result.status) else f"{result.status}: {result.message}"
+    print(f"{said}; val ppl {last['val_ppl']:.3f}, {last['val_bpb']:.3f} bits/byte, "
           f"{result.elapsed:.1f} s on {result.device}, {result.tokens_per_s:,.0f} tokens/s")
     if args.out:
         try:

@@ -76,7 +76,7 @@ def _torch_model(case: Case, cell: str, params) -> RNNLM:
 def _torch_loss(model: RNNLM, tokens, targets, H0):
     tok = torch.as_tensor(tokens)
     state = torch.as_tensor(H0, dtype=torch.float64).requires_grad_(True)
-    start = state if model.spec.cell == "scratch" else state.unsqueeze(0)
+    start = state.unsqueeze(0) if model.cell.layered_state else state
     logits, _ = model(tok, start)
     loss = torch.nn.functional.cross_entropy(logits.reshape(-1, model.spec.vocab_size),
                                              torch.as_tensor(targets).reshape(-1))

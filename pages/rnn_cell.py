@@ -1,164 +1,196 @@
 """Lab 3, RNN cell: the recurrence stepped through time, and the proof that its gradients are right."""
+from __future__ import annotations
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
 
-from core import rnn_ref, tokens, verify
+from core import cell_demo, rnn_ref, tokens, verify
 from ui import url_state
-from ui.common import cite, learner_errors, show_source
-
-url_state.page("cell")
-st.title("🧠 RNN cell")
-st.markdown(
-    "A recurrent network reads a sequence one token at a time and keeps a **hidden state** H, a small vector "
-    "that summarises everything read so far. Each step mixes the new input with the old state through the "
-    "same two weight matrices, squashes the result with tanh, and reads a prediction for the next token off "
-    "the new state."
-)
-st.latex(r"H_t = \tanh(X_t W_{xh} + H_{t-1} W_{hh} + b_h) \qquad O_t = H_t W_{hq} + b_q"
-         r"\qquad \ell_t = -\log \operatorname{softmax}(O_t)_{y_t}")
-cite("9.4 Recurrent Neural Networks and 9.5 Recurrent Neural Network Implementation from Scratch")
-
-st.header("1 · A network with memory")
-c_word, c_h, c_seed = st.columns([2, 1, 1])
-with c_word:
-    word = url_state.text("Word to read (the network predicts each next letter)", "word", "machine", 24)
-with c_h:
-    hidden = url_state.int_slider("Hidden units", "h", 4, 1, 8)
-with c_seed:
-    seed = url_state.int_input("Weight seed", "seed", 0, 0, 10_000)
+from ui.common import cite, header, learner_errors, show_source
+from ui.plots import style
 
 
-def heat(fig, z, row, col, labels_x=None, labels_y=None, zmid=0.0):
-    fig.add_trace(go.Heatmap(z=z, x=labels_x, y=labels_y, colorscale="RdBu", zmid=zmid, showscale=False,
+def word_controls() -> tuple[str, int, int]:
+    c_word, c_h, c_seed = st.columns([2, 1, 1])
+    with c_word:
+        word = url_state.text("Word to read (the network predicts each next letter)", "word", "machine",
+                              cell_demo.MAX_WORD)
+    with c_h:
+        hidden = url_state.int_slider("Hidden units", "h", 4, 1, 8)
+    with c_seed:
+        seed = url_state.int_input("Weight seed", "seed", 0, 0, 10_000)
+    return word, hidden, seed
+
+
+def letter_labels(run: cell_demo.WordRun) -> list[str]:
+    labels = [repr(c)[1:-1] if c != " " else "␣" for c in run.vocab.idx_to_token]
+    labels[0] = "unk"
+    return labels
+
+
+def _heat(fig, z, row, col, labels_x=None, labels_y=None):
+    fig.add_trace(go.Heatmap(z=z, x=labels_x, y=labels_y, colorscale="RdBu", zmid=0.0, showscale=False,
                              text=np.round(z, 2), texttemplate="%{text}", textfont=dict(size=9)), row=row, col=col)
 
 
-with learner_errors():
-    word = word.strip().lower()
-    if len(word) < 2:
-        raise ValueError("Type a word of at least two letters: the network reads one and predicts the next.")
-    vocab = tokens.CharVocab([tokens.UNK] + sorted(set(word)))
-    ids = vocab.encode(word)
-    params_ = rnn_ref.init_params(len(vocab), hidden, None, seed=seed, scale=1.0)
-    x_ids, y_ids = ids[None, :-1], ids[None, 1:]
-    cache = rnn_ref.forward(params_, x_ids, y_ids)
-    steps = x_ids.shape[1]
-    t = st.slider("Time step t", 1, steps, 1, key="cell.t")
-    chars = [repr(c)[1:-1] if c != " " else "␣" for c in vocab.idx_to_token]
-    chars[0] = "unk"
-    X, H_prev, H_t, P = cache.X[t - 1], cache.H[t - 1], cache.H[t], cache.P[t - 1][0]
-    target = int(y_ids[0, t - 1])
-    step_loss = -np.log(P[target])
-    st.markdown(f"Step **t = {t}**: the network reads **'{word[t - 1]}'** and should predict **'{word[t]}'**. "
-                f"It gives that letter probability {P[target]:.3f}, a loss of {step_loss:.3f} "
-                f"(mean over all {steps} steps: {cache.loss:.3f}). The weights are random: nothing is learnt yet.")
-    units = [f"h{i + 1}" for i in range(hidden)]
+def step_figure(run: cell_demo.WordRun, step: cell_demo.Step) -> go.Figure:
+    """Input, previous and new state, the two weight matrices and the next-letter probabilities at one step."""
+    chars = letter_labels(run)
+    units = [f"h{i + 1}" for i in range(step.H.shape[1])]
     fig = make_subplots(rows=2, cols=3, subplot_titles=("X_t (one-hot input)", "H_{t-1} (previous state)",
                                                         "H_t (new state)", "W_xh", "W_hh", "softmax(O_t)"),
                         vertical_spacing=0.16, horizontal_spacing=0.07)
-    heat(fig, X, 1, 1, chars, ["x"])
-    heat(fig, H_prev, 1, 2, units, ["h"])
-    heat(fig, H_t, 1, 3, units, ["h"])
-    heat(fig, params_["W_xh"], 2, 1, units, chars)
-    heat(fig, params_["W_hh"], 2, 2, units, units)
-    fig.add_trace(go.Bar(x=chars, y=P, marker_color=["#e45756" if i == target else "#4c78a8" for i in range(len(P))],
-                         showlegend=False), row=2, col=3)
-    fig.update_layout(height=560, margin=dict(t=40, b=20))
-    st.plotly_chart(fig, width="stretch")
-    st.caption("Red bar: the letter that really comes next. Move t and watch H_{t-1} become the previous step's H_t.")
+    _heat(fig, step.X, 1, 1, chars, ["x"])
+    _heat(fig, step.H_prev, 1, 2, units, ["h"])
+    _heat(fig, step.H, 1, 3, units, ["h"])
+    _heat(fig, run.params["W_xh"], 2, 1, units, chars)
+    _heat(fig, run.params["W_hh"], 2, 2, units, units)
+    fig.add_trace(go.Bar(x=chars, y=step.P, showlegend=False,
+                         marker_color=["#e45756" if i == step.target_id else "#4c78a8" for i in range(len(step.P))]),
+                  row=2, col=3)
+    return style(fig, None, None, None, height=560)
 
-    # The unrolled network: the same weights at every step.
-    ufig = go.Figure()
+
+def unrolled_figure(word: str, steps: int, current: int) -> go.Figure:
+    """The network unrolled through time: the same W_xh, W_hh, W_hq at every step (the current one marked)."""
+    fig = go.Figure()
     for s in range(steps):
         for y, label, colour in ((0, f"x{s + 1}<br>'{word[s]}'", "#a0c4ff"), (1, f"H{s + 1}", "#ffd6a5"),
                                  (2, f"O{s + 1}", "#caffbf")):
-            ufig.add_trace(go.Scatter(x=[s], y=[y], mode="markers+text", text=[label], textposition="middle center",
-                                      marker=dict(size=44, color=colour if s + 1 != t else "#ff8fab", symbol="square"),
-                                      showlegend=False, hoverinfo="skip"))
-        ufig.add_annotation(x=s, y=0.72, ax=s, ay=0.28, xref="x", yref="y", axref="x", ayref="y", text="W_xh",
-                            showarrow=True, arrowhead=2, font=dict(size=9))
-        ufig.add_annotation(x=s, y=1.72, ax=s, ay=1.28, xref="x", yref="y", axref="x", ayref="y", text="W_hq",
-                            showarrow=True, arrowhead=2, font=dict(size=9))
+            fig.add_trace(go.Scatter(x=[s], y=[y], mode="markers+text", text=[label], textposition="middle center",
+                                     marker=dict(size=44, color=colour if s + 1 != current else "#ff8fab",
+                                                 symbol="square"), showlegend=False, hoverinfo="skip"))
+        for y0, name in ((0.28, "W_xh"), (1.28, "W_hq")):
+            fig.add_annotation(x=s, y=y0 + 0.44, ax=s, ay=y0, xref="x", yref="y", axref="x", ayref="y", text=name,
+                               showarrow=True, arrowhead=2, font=dict(size=9))
         if s:
-            ufig.add_annotation(x=s - 0.22, y=1, ax=s - 0.78, ay=1, xref="x", yref="y", axref="x", ayref="y",
-                                text="W_hh", showarrow=True, arrowhead=2, font=dict(size=9), yshift=12)
-    ufig.update_layout(title="Unrolled through time: the same W_xh, W_hh, W_hq at every step",
-                       xaxis=dict(visible=False, range=[-0.6, steps - 0.4]), yaxis=dict(visible=False, range=[-0.6, 2.6]),
-                       height=300, margin=dict(t=50, b=10))
-    st.plotly_chart(ufig, width="stretch")
+            fig.add_annotation(x=s - 0.22, y=1, ax=s - 0.78, ay=1, xref="x", yref="y", axref="x", ayref="y",
+                               text="W_hh", showarrow=True, arrowhead=2, font=dict(size=9), yshift=12)
+    style(fig, "Unrolled through time: the same W_xh, W_hh, W_hq at every step", None, None, height=300)
+    fig.update_layout(xaxis=dict(visible=False, range=[-0.6, steps - 0.4]),
+                      yaxis=dict(visible=False, range=[-0.6, 2.6]), margin=dict(t=50, b=10))
+    return fig
 
-st.header("2 · Two products or one")
-st.markdown("Stacking X and H side by side, and W_xh on top of W_hh, gives the same pre-activation with one "
-            "matrix product. Implementations use this to run one big multiplication per step. Random matrices of "
-            "the book's shapes:")
-if st.button("New random matrices", key="cell.concat_new"):
-    st.session_state["cell.concat_seed"] = st.session_state.get("cell.concat_seed", 0) + 1
-rng = np.random.default_rng(st.session_state.get("cell.concat_seed", 0))
-Xc, Wx, Hc, Wh = rng.standard_normal((3, 1)), rng.standard_normal((1, 4)), rng.standard_normal((3, 4)), rng.standard_normal((4, 4))
-two, one = rnn_ref.two_products_or_one(Xc, Wx, Hc, Wh)
-q1, q2, q3 = st.columns(3)
-q1.markdown("X W_xh + H W_hh")
-q1.dataframe(pd.DataFrame(two).round(4), hide_index=True)
-q2.markdown("[X, H] @ [W_xh; W_hh]")
-q2.dataframe(pd.DataFrame(one).round(4), hide_index=True)
-q3.metric("Largest difference", f"{np.max(np.abs(one - two)):.1e}")
 
-st.header("3 · Memory without growing")
-st.markdown("However long the sequence, the RNN keeps the same weights and a state of fixed size. A table "
-            "of n-gram counts needs an entry for every possible context, which grows exponentially.")
-m1, m2, m3 = st.columns(3)
-with m1:
-    V = url_state.int_input("Vocabulary |V|", "V", 28, 2, 100_000)
-with m2:
-    h2 = url_state.int_input("Hidden units h", "h2", 256, 1, 10_000)
-ctx = np.arange(1, 21)
-with learner_errors():
-    rnn_params = sum(tokens.rnn_parameter_terms(V, 0, h2).values())  # one-hot inputs: no embedding
-    pfig = go.Figure()
-    pfig.add_trace(go.Scatter(x=ctx, y=[rnn_params] * len(ctx), name="RNN parameters (any context)"))
-    pfig.add_trace(go.Scatter(x=ctx, y=[float(tokens.ngram_table_size(V, int(k))) for k in ctx],
-                              name="n-gram table entries |V|^(k+1)"))
-    pfig.update_layout(xaxis_title="context length k", yaxis_title="count", yaxis_type="log", height=330,
-                       margin=dict(t=20, b=40))
-    st.plotly_chart(pfig, width="stretch")
-    m3.metric("RNN state size", f"{h2} numbers")
+def memory_figure(V: int, h: int) -> go.Figure:
+    """Parameters of an RNN (flat in the context length) against entries of an n-gram table (|V|^(k+1))."""
+    ctx = np.arange(1, 21)
+    rnn_params = sum(tokens.rnn_parameter_terms(V, 0, h).values())  # one-hot inputs: no embedding
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=ctx, y=[rnn_params] * len(ctx), name="RNN parameters (any context)"))
+    fig.add_trace(go.Scatter(x=ctx, y=[float(tokens.ngram_table_size(V, int(k))) for k in ctx],
+                             name="n-gram table entries |V|^(k+1)"))
+    return style(fig, None, "context length k", "count", height=330, log_y=True)
 
-st.header("4 · Proof: the gradients are right")
-st.markdown(
-    "RNN Lab's training rests on a backward pass through time written out by hand (no autograd) in "
-    "`core/rnn_ref.py`. Below it is checked three independent ways: against PyTorch's automatic "
-    "differentiation, against finite differences of the loss, and the forward pass against PyTorch's "
-    "own `nn.RNN`, across several shapes. The same checks run from the command line: `python -m core verify`."
-)
-if st.button("Run the verification checks", type="primary", key="cell.verify"):
-    with st.spinner("Checking ..."):
-        results = verify.run_checks()
-    st.session_state["cell.results"] = [(r.name, r.error, r.tolerance, r.passed) for r in results]
-if "cell.results" in st.session_state:
-    rows = st.session_state["cell.results"]
-    passed = sum(r[3] for r in rows)
-    (st.success if passed == len(rows) else st.error)(f"{passed} passed, {len(rows) - passed} failed")
-    st.dataframe(pd.DataFrame(rows, columns=["check", "error", "tolerance", "passed"]), hide_index=True,
-                 width="stretch", height=320, column_config={"error": st.column_config.NumberColumn(format="%.2e")})
 
-st.subheader("Check one gradient yourself")
-with learner_errors():
-    names = [k for k in rnn_ref.PARAM_ORDER if k in params_] + ["H0"]
+def network_with_memory() -> cell_demo.WordRun:
+    st.header("1 · A network with memory")
+    word, hidden, seed = word_controls()
+    run = cell_demo.read_word(word, hidden, seed)
+    # A one-step word has nothing to slide through: a slider needs two distinct ends.
+    t = st.slider("Time step t", 1, run.steps, 1, key="cell.t") if run.steps > 1 else 1
+    step = run.step(t)
+    st.markdown(f"Step **t = {t}**: the network reads **'{step.read}'** and should predict **'{step.target}'**. "
+                f"It gives that letter probability {step.P[step.target_id]:.3f}, a loss of {step.loss:.3f} "
+                f"(mean over all {run.steps} steps: {run.cache.loss:.3f}). The weights are random: nothing is "
+                "learnt yet.")
+    st.plotly_chart(step_figure(run, step), width="stretch")
+    st.caption("Red bar: the letter that really comes next. Move t and watch H_{t-1} become the previous step's H_t.")
+    st.plotly_chart(unrolled_figure(run.word, run.steps, t), width="stretch")
+    return run
+
+
+def two_products_or_one() -> None:
+    st.header("2 · Two products or one")
+    st.markdown("Stacking X and H side by side, and W_xh on top of W_hh, gives the same pre-activation with one "
+                "matrix product. Implementations use this to run one big multiplication per step. Random matrices "
+                "of the book's shapes:")
+    if st.button("New random matrices", key="cell.concat_new"):
+        st.session_state["cell.concat_seed"] = st.session_state.get("cell.concat_seed", 0) + 1
+    two, one = cell_demo.concat_example(st.session_state.get("cell.concat_seed", 0))
+    q1, q2, q3 = st.columns(3)
+    q1.markdown("X W_xh + H W_hh")
+    q1.dataframe(pd.DataFrame(two).round(4), hide_index=True)
+    q2.markdown("[X, H] @ [W_xh; W_hh]")
+    q2.dataframe(pd.DataFrame(one).round(4), hide_index=True)
+    q3.metric("Largest difference", f"{np.max(np.abs(one - two)):.1e}")
+
+
+def memory_without_growing() -> None:
+    st.header("3 · Memory without growing")
+    st.markdown("However long the sequence, the RNN keeps the same weights and a state of fixed size. A table "
+                "of n-gram counts needs an entry for every possible context, which grows exponentially.")
+    m1, m2, m3 = st.columns(3)
+    with m1:
+        V = url_state.int_input("Vocabulary |V|", "V", 28, 2, 100_000)
+    with m2:
+        h = url_state.int_input("Hidden units h", "h2", 256, 1, 10_000)
+    with learner_errors():
+        st.plotly_chart(memory_figure(V, h), width="stretch")
+        m3.metric("RNN state size", f"{h} numbers")
+
+
+def proof() -> None:
+    st.header("4 · Proof: the gradients are right")
+    st.markdown(
+        "RNN Lab's training rests on a backward pass through time written out by hand (no autograd) in "
+        "`core/rnn_ref.py`. Below it is checked three independent ways: against PyTorch's automatic "
+        "differentiation, against finite differences of the loss, and the forward pass against PyTorch's "
+        "own `nn.RNN`, across several shapes. The same checks run from the command line: `python -m core verify`.")
+    if st.button("Run the verification checks", type="primary", key="cell.verify"):
+        with st.spinner("Checking ..."):
+            results = verify.run_checks()
+        st.session_state["cell.results"] = [(r.name, r.error, r.tolerance, r.passed) for r in results]
+    if "cell.results" in st.session_state:
+        rows = st.session_state["cell.results"]
+        passed = sum(r[3] for r in rows)
+        (st.success if passed == len(rows) else st.error)(f"{passed} passed, {len(rows) - passed} failed")
+        st.dataframe(pd.DataFrame(rows, columns=["check", "error", "tolerance", "passed"]), hide_index=True,
+                     width="stretch", height=320, column_config={"error": st.column_config.NumberColumn(format="%.2e")})
+
+
+def check_one_gradient(run: cell_demo.WordRun) -> None:
+    st.subheader("Check one gradient yourself")
+    names = [k for k in rnn_ref.PARAM_ORDER if k in run.params] + ["H0"]
     f1, f2, f3 = st.columns(3)
     pname = f1.selectbox("Parameter", names, index=names.index("W_hh"), key="cell.fd_param")
-    shape = cache.H[0].shape if pname == "H0" else params_[pname].shape
+    shape = run.cache.H[0].shape if pname == "H0" else run.params[pname].shape
     i = f2.number_input(f"Row (0..{shape[0] - 1})", 0, shape[0] - 1, 0, key="cell.fd_i")
     j = f3.number_input(f"Column (0..{shape[1] - 1})", 0, shape[1] - 1, 0, key="cell.fd_j") if len(shape) > 1 else None
     idx = (int(i),) if j is None else (int(i), int(j))
-    _, grads = rnn_ref.loss_and_grads(params_, x_ids, y_ids)
+    _, grads = rnn_ref.loss_and_grads(run.params, run.x_ids, run.y_ids)
     analytic = float(grads[pname][idx])
-    numeric = rnn_ref.finite_difference(params_, x_ids, y_ids, pname, idx)
+    numeric = rnn_ref.finite_difference(run.params, run.x_ids, run.y_ids, pname, idx)
     g1, g2, g3 = st.columns(3)
     g1.metric("Hand-written BPTT", f"{analytic:.10f}")
     g2.metric("Finite differences", f"{numeric:.10f}")
     g3.metric("Relative error", f"{verify.rel_err(analytic, numeric):.1e}")
 
-show_source(rnn_ref.cell, rnn_ref.forward, rnn_ref.backward, title="The code of the cell and its backward pass")
+
+def main() -> None:
+    url_state.page("cell")
+    header("rnn_cell")
+    st.markdown(
+        "A recurrent network reads a sequence one token at a time and keeps a **hidden state** H, a small vector "
+        "that summarises everything read so far. Each step mixes the new input with the old state through the "
+        "same two weight matrices, squashes the result with tanh, and reads a prediction for the next token off "
+        "the new state.")
+    st.latex(r"H_t = \tanh(X_t W_{xh} + H_{t-1} W_{hh} + b_h) \qquad O_t = H_t W_{hq} + b_q"
+             r"\qquad \ell_t = -\log \operatorname{softmax}(O_t)_{y_t}")
+    cite("9.4 Recurrent Neural Networks and 9.5 Recurrent Neural Network Implementation from Scratch")
+    run = None
+    with learner_errors():
+        run = network_with_memory()
+    two_products_or_one()
+    memory_without_growing()
+    proof()
+    with learner_errors():
+        check_one_gradient(run)
+    show_source(rnn_ref.cell, rnn_ref.forward, rnn_ref.backward, title="The code of the cell and its backward pass")
+
+
+if __name__ == "__main__":
+    main()

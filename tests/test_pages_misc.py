@@ -30,6 +30,21 @@ def test_cell_page_bad_input():
     assert any("h=" in w.value for w in at.warning)
 
 
+def test_cell_page_two_letter_words_have_one_step_and_no_slider():
+    for word in ("ab", "zz", "日本"):
+        at = page("rnn_cell", word=word).run()
+        assert not at.exception, word
+        assert any(m.value.startswith("Step **t = 1**") for m in at.markdown), word
+        assert not [s for s in at.slider if s.key == "cell.t"]
+
+
+def test_sampling_top_k_is_bounded_by_the_model():
+    at = page("sampling", topk="40").run()  # inside the old slider's range, beyond the 28-token model
+    assert not at.exception and not at.error
+    assert at.slider(key="sampling.topk").max <= 28
+    assert any("topk" in w.value for w in at.warning)
+
+
 def test_sampling_page_changes_with_temperature_and_regenerates():
     at = page("sampling").run()
     assert not at.exception and not at.error

@@ -4,8 +4,12 @@ from __future__ import annotations
 import inspect
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Callable, TypeVar
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
+
+T = TypeVar("T")
 
 BOOK = "Dive into Deep Learning (Zhang, Lipton, Li and Smola), chapter 9, Recurrent Neural Networks"
 BOOK_URL = "https://d2l.ai/chapter_recurrent-neural-networks/index.html"
@@ -53,6 +57,16 @@ def header(key: str) -> Lab:
     entry = lab(key)
     st.title(f"{entry.icon} {entry.title}")
     return entry
+
+
+def controls_beside_view(controls: Callable[[], T]) -> tuple[T, DeltaGenerator]:
+    """The labs' layout: a narrow column of controls (controls() draws them and returns the settings) beside a
+    wide view column. Returns the settings and the view column."""
+    left, view = st.columns([1, 3], gap="large")
+    with left:
+        st.subheader("Controls")
+        settings = controls()
+    return settings, view
 
 
 def show_source(*objects, title: str = "The code behind this figure") -> None:
