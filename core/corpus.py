@@ -137,13 +137,24 @@ def validate_upload(data: bytes, max_bytes: int = MAX_UPLOAD_BYTES) -> str:
     if len(data) > max_bytes:
         raise CorpusError(f"The uploaded file has {len(data):,} bytes; the limit is {max_bytes:,}. "
                           "Upload a shorter text.")
-    if b"\x00" in data[:65536]:
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # a UTF-16 byte-order mark (Windows' "Unicode")
+        raise CorpusError("The uploaded file is UTF-16 text (or starts like it), not UTF-8: save it as UTF-8 "
+                          "(in most editors: Save as, Encoding: UTF-8) and upload it again.")
+    head = bytes(data[:65536])
+    if b"\x00" in head:
+        if head[1::2].count(0) > 0.9 * len(head[1::2]) or head[0::2].count(0) > 0.9 * len(head[0::2]):
+            raise CorpusError("The uploaded file looks like UTF-16 text without a byte-order mark: save it as "
+                              "UTF-8 (in most editors: Save as, Encoding: UTF-8) and upload it again.")
         raise CorpusError("The uploaded file looks binary (it contains NUL bytes): upload plain text.")
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise CorpusError(f"The uploaded file is not UTF-8 text (bad byte at position {exc.start}). "
-                          "Save it as UTF-8 and upload it again.") from None
+        raise CorpusError(f"The uploaded file is not UTF-8 text (bad byte at position {exc.start}; perhaps "
+                          "Latin-1 or Windows-1252). Save it as UTF-8 and upload it again.") from None
+    return _checked_text(text)
+
+
+def _checked_text(text: str) -> str:
     control = sum(1 for ch in text[:65536] if ord(ch) < 32 and ch not in "\n\r\t\f")
     if control > 0.01 * min(len(text), 65536):
         raise CorpusError("The uploaded file looks binary (many control characters): upload plain text.")

@@ -10,7 +10,7 @@ import streamlit as st
 
 from core import sampling
 from ui import model_choice, url_state
-from ui.common import cite, controls_beside_view, header, learner_errors, show_source
+from ui.common import cite, controls_beside_view, header, learner_errors, plain, show_source
 from ui.plots import style
 
 MAX_TOP_K = 50
@@ -110,9 +110,10 @@ def model_caption(lm, name: str) -> None:
 def generated_text(lm, s: Settings) -> sampling.Sample:
     out = sampling.sample(lm, s.prefix, s.length, s.temperature, s.top_k, s.top_p, s.seed)
     if out.unknown:
-        st.warning(f"The model does not know {', '.join(map(repr, out.unknown))}: dropped from the prefix.", icon="⚠️")
+        st.warning(f"The model does not know {plain(', '.join(map(repr, out.unknown)))}: dropped from the prefix.",
+                   icon="⚠️")
     if s.prefix and out.prefix != s.prefix:
-        st.caption(f"The model reads the prefix cleaned as its training text: {out.prefix!r}")
+        st.caption(f"The model reads the prefix cleaned as its training text: {plain(repr(out.prefix), 240)}")
     bits = out.surprisal_bits
     st.markdown(shaded(out.token_texts, bits, bold=out.prefix), unsafe_allow_html=True)
     st.markdown(surprisal_legend(), unsafe_allow_html=True)
@@ -148,9 +149,9 @@ def score_section(lm) -> None:
             typed = url_state.text(label, name, default, 200)
             scored = sampling.score_text(lm, typed)
             if scored.text != typed:
-                st.caption(f"The model reads this cleaned as its training text: {scored.text!r}")
+                st.caption(f"The model reads this cleaned as its training text: {plain(repr(scored.text), 240)}")
             if scored.unknown:
-                st.caption(f"Not in the model's vocabulary, dropped: {', '.join(map(repr, scored.unknown))}")
+                st.caption(f"Not in the model's vocabulary, dropped: {plain(', '.join(map(repr, scored.unknown)))}")
             if scored.text:
                 st.markdown(shaded(scored.tokens, scored.bits), unsafe_allow_html=True)
                 st.metric("Surprisal", f"{scored.bits_per_char:.2f} bits/char",

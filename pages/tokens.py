@@ -12,7 +12,7 @@ import streamlit as st
 
 from core import corpus, tokens
 from ui import texts, url_state
-from ui.common import cite, controls_beside_view, header, learner_errors, show_source
+from ui.common import cite, controls_beside_view, header, learner_errors, plain, show_source
 from ui.plots import style
 
 SIZES = [256, 512, 1024, 2048, 4096]
@@ -101,7 +101,7 @@ def source_text(s: Settings, view) -> tuple[str, str] | None:
 
 
 def passage_view(s: Settings, raw: str, label: str, vocab) -> None:
-    st.subheader(f"One passage of {label}")
+    st.subheader(f"One passage of {plain(label)}")
     max_start = max(0, len(raw) - PASSAGE)
     start = url_state.int_slider("Passage start (character in the raw text)", "start", min(2000, max_start), 0,
                                  max(1, max_start), step=20)

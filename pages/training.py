@@ -15,7 +15,7 @@ import streamlit as st
 from core import runs, train as core_train
 from core.config import DATA, FORM_GROUPS, FORM_SETTINGS, PRESETS, SETTINGS, Preset, config_overrides, parse_overrides
 from ui import model_choice, settings_form, texts, url_state
-from ui.common import cite, header, learner_errors, show_source
+from ui.common import cite, header, learner_errors, plain, show_source
 from ui.plots import style
 from ui.session import fragment_only_run, job_manager, session_id
 
@@ -140,7 +140,7 @@ def run_status(job) -> None:
         if st.button("Stop", icon="⏹️", key=f"stop_{job.id}"):
             job_manager().stop(job.id)
     elif job.status == "error":
-        st.error(job.message, icon="🚫")
+        st.error(plain(job.message, 600), icon="🚫")
     elif job.status == "diverged":
         st.warning(job.message, icon="💥")
     else:
@@ -178,7 +178,7 @@ def upload_box() -> None:
     with st.expander("Train on your own text"):
         texts.upload_widget("training_upload")
         if texts.uploaded():
-            st.caption(f"Uploaded: {texts.uploaded()['name']} ({len(texts.uploaded()['text']):,} characters)")
+            st.caption(f"Uploaded: {plain(texts.uploaded()['name'])} ({len(texts.uploaded()['text']):,} characters)")
         if texts.time_machine_or_none() is None:
             texts.missing_corpus_message()
             texts.download_button()

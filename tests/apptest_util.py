@@ -42,3 +42,9 @@ def sampling_with_session_model(name: str, lm) -> AppTest:
     at.session_state["_rnnlab_session_models"] = {name: lm}
     at.query_params["model"] = name
     return at.run()
+
+
+def shown(element) -> str:
+    """What a Markdown element shows: its source with the backslash escapes (ui.common.plain) taken out."""
+    import re
+    return re.sub(r"\\(.)", r"\1", element.value)

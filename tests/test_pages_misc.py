@@ -1,5 +1,5 @@
 """AppTest for the RNN cell, Sampling and Training pages."""
-from apptest_util import has_subheader, metric, page, rerun_until, sampling_with_session_model
+from apptest_util import has_subheader, metric, page, rerun_until, sampling_with_session_model, shown
 from core.config import PRESETS
 
 
@@ -107,7 +107,7 @@ def test_training_on_a_short_upload_gives_a_clear_message():
     at.button[0].click().run()
     assert rerun_until(at, lambda a: bool(a.error), seconds=20)
     assert not at.exception
-    assert at.error and "tokens" in at.error[0].value and "num_train" in at.error[0].value
+    assert at.error and "tokens" in shown(at.error[0]) and "num_train" in shown(at.error[0])
 
 
 def test_training_form_comes_from_the_url_and_goes_back_to_it(corpus_file):
@@ -142,7 +142,7 @@ def test_sampling_page_scores_the_learners_texts():
     assert ordered < shuffled  # the pretrained model knows word order
     at.text_input(key="sampling.score_a").set_value("Ωmega ☃").run()
     assert not at.exception
-    assert any("cleaned as its training text: ' mega '" in c.value for c in at.caption)
+    assert any("cleaned as its training text: ' mega '" in shown(c) for c in at.caption)
     assert at.query_params["score_a"] == "Ωmega ☃" or "Ωmega" in str(at.query_params["score_a"])
 
 

@@ -103,6 +103,9 @@ def test_shared_corpus_has_the_known_checksum(corpus_file):
 
 @pytest.mark.parametrize("data, message", [
     (b"", "empty"), (b"\x00\x01binary" * 50, "binary"), (b"\xff\xfe\xfa" * 100, "UTF-8"),
+    ("a UTF-16 file with its byte-order mark ".encode("utf-16") * 20, "UTF-16"),
+    ("a UTF-16 file without a byte-order mark ".encode("utf-16-le") * 20, "UTF-16"),
+    ("café, naïve, façade ".encode("latin-1") * 20, "Latin-1"),
     (b"short text", "too short"), (b"ab " * 200, "distinct"), (b"x" * 6_000_001, "limit"),
 ])
 def test_upload_checks(data, message):

@@ -45,6 +45,22 @@ LABS: list[Lab] = [
 ]
 
 
+_MARKDOWN_SPECIAL = set("\\`*_{}[]()<>#+-.!|~$:=^&\"'")
+MAX_SHOWN = 80
+
+
+def plain(text: object, limit: int = MAX_SHOWN) -> str:
+    """Anything a learner typed, uploaded or put in a URL, made safe to show inside Markdown: cut to `limit`
+    characters and every Markdown, HTML, LaTeX and Streamlit directive character escaped, so it shows as the
+    text it is (never as a link, an image, a colour or a formula). Use it for every user value in st.markdown,
+    st.caption, st.warning, st.error, st.info and st.toast."""
+    text = str(text)
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    text = text.replace("\r", " ").replace("\n", " ")
+    return "".join("\\" + ch if ch in _MARKDOWN_SPECIAL else ch for ch in text)
+
+
 def lab(key: str) -> Lab:
     for entry in LABS:
         if entry.key == key:
@@ -82,7 +98,7 @@ def learner_errors():
     try:
         yield
     except ValueError as exc:
-        st.error(str(exc), icon="🚫")
+        st.error(plain(exc, limit=600), icon="🚫")
         st.stop()
 
 

@@ -38,7 +38,6 @@ class Job:
     result: TrainResult | None = None
     samples: list = field(default_factory=list)   # (epoch, text)
     stop_event: threading.Event = field(default_factory=threading.Event)
-    started: float = field(default_factory=time.time)
     thread: threading.Thread | None = None
 
     @property

@@ -4,6 +4,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core import corpus, tokens
+from ui.common import plain
 
 UPLOAD_KEY = "_rnnlab_upload"
 
@@ -30,20 +31,29 @@ def download_button() -> None:
             try:
                 corpus.download_corpus(timeout=20)
             except corpus.CorpusError as exc:
-                st.error(str(exc))
+                st.error(plain(exc, 400))
                 return
         time_machine.clear()
         st.rerun()
 
 
+def _forget_removed_upload(key: str) -> None:
+    """The uploader's on_change: when the learner removes the file, no lab may use it any more."""
+    if st.session_state.get(key) is None:
+        st.session_state.pop(UPLOAD_KEY, None)
+
+
 def upload_widget(key: str) -> None:
-    """A .txt upload kept in the session (shared by the labs); bad files get a clear message."""
-    up = st.file_uploader("Upload your own text (.txt, UTF-8, up to 5 MB)", type=["txt"], key=key)
+    """A .txt upload kept in the session (shared by the labs); bad files get a clear message (and are not used,
+    nor is the file they replaced); removing the file in the uploader removes it from every lab."""
+    up = st.file_uploader("Upload your own text (.txt, UTF-8, up to 5 MB)", type=["txt"], key=key,
+                          on_change=_forget_removed_upload, args=(key,))
     if up is not None:
         try:
             text = corpus.validate_upload(up.getvalue())
         except corpus.CorpusError as exc:
-            st.error(str(exc), icon="🚫")
+            st.session_state.pop(UPLOAD_KEY, None)
+            st.error(plain(exc, 400), icon="🚫")
             return
         st.session_state[UPLOAD_KEY] = {"name": up.name, "text": text}
 

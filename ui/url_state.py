@@ -11,6 +11,8 @@ from typing import Any, Callable, Sequence
 
 import streamlit as st
 
+from ui.common import plain
+
 _KEEP = "_rnnlab_kept_params"
 
 
@@ -66,7 +68,8 @@ def _init(name: str, default: Any, parse: Callable[[str], Any]) -> str:
         try:
             value = parse(raw)
         except ValueError as exc:
-            st.warning(f"Ignored the URL value {name}={raw!r}: {exc} Using {_fmt(value)} instead.", icon="⚠️")
+            st.warning(f"Ignored the URL value {plain(name, 40)}={plain(repr(raw), 40)}: {plain(exc, 200)} "
+                       f"Using {plain(_fmt(value))} instead.", icon="⚠️")
     st.session_state[key] = value
     return key
 
@@ -191,7 +194,7 @@ def seed_form(prefix: str, names: Sequence[str], parse: Callable[[dict[str, str]
         return
     values, problems = parse(url)
     for problem in problems:
-        st.warning(f"Ignored a URL setting: {problem}", icon="⚠️")
+        st.warning(f"Ignored a URL setting: {plain(problem, 300)}", icon="⚠️")
     for n in names:
         st.session_state[f"{prefix}.{n}"] = values[n]
     seen[prefix] = url
