@@ -114,9 +114,21 @@ def start_run(preset: Preset, source: str, number: int) -> None:
         if chosen["split"] == "book":
             chosen["truncation"] = "fresh"  # book windows are shuffled: each starts from a zero state
         config = replace(preset.config, **chosen)
-        job_manager().submit(config, training_text(source), session_id(), name=f"{preset.name} #{number}")
+        job = job_manager().submit(config, training_text(source), session_id(), name=f"{preset.name} #{number}")
         url_state.write_form(prefix, FORM_SETTINGS, config_overrides(preset.config, config))
+        st.query_params["run"] = job.token   # the run's address: a reload or a new tab finds it again
         st.rerun()
+
+
+def adopt_run_from_url() -> None:
+    """A reloaded page (or the run's address opened in a new tab) gets its run back."""
+    token = st.query_params.get("run")
+    if not token or any(j.token == token for j in job_manager().for_session(session_id())):
+        return
+    if job_manager().adopt(token, session_id()) is None:
+        st.warning("The run in this address is no longer on this server: a finished run is kept while someone "
+                   "watches it and for a while after, and a server restart forgets runs. Train it again below "
+                   "(its settings are in the form).", icon="⚠️")
 
 
 def run_metrics(p: core_train.Progress) -> None:
@@ -137,8 +149,11 @@ def run_status(job) -> None:
         frac = p.step / p.total_steps if p and p.total_steps else 0.0
         st.progress(frac, text=f"epoch {p.epoch}/{job.config.epochs}, step {p.step}/{p.total_steps}"
                     if p else "preparing the data ...")
-        if st.button("Stop", icon="⏹️", key=f"stop_{job.id}"):
+        if job.stopping:
+            st.info("Stopping: the run ends after the step in progress and keeps everything learnt.", icon="⏳")
+        elif st.button("Stop", icon="⏹️", key=f"stop_{job.id}"):
             job_manager().stop(job.id)
+            st.info("Stopping: the run ends after the step in progress and keeps everything learnt.", icon="⏳")
     elif job.status == "error":
         st.error(plain(job.message, 600), icon="🚫")
     elif job.status == "diverged":
@@ -245,6 +260,7 @@ def main() -> None:
     header("training")
     st.markdown(INTRO)
     cite("9.5 Recurrent Neural Network Implementation from Scratch and 9.6 Concise Implementation")
+    adopt_run_from_url()
     mine = job_manager().for_session(session_id())
     active = [j for j in mine if j.active]
     if active:

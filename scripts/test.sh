@@ -2,7 +2,7 @@
 # Install everything the tests need, then run them all: bash scripts/test.sh [pytest args]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PY=${PYTHON:-python3}
+source scripts/python.sh   # PY: this Python, or a .venv when the system Python refuses pip
 
 # Debian's chromium for the real-browser tests (Playwright drives it; no browser download).
 if ! command -v chromium >/dev/null 2>&1; then

@@ -86,6 +86,22 @@ def test_training_page_stop(corpus_file):
     assert not at.exception
 
 
+def test_training_run_comes_back_in_a_reloaded_tab(corpus_file):
+    first = page("training", preset="tiny", epochs="2", timeout=120).run()
+    first.button[0].click().run()
+    assert rerun_until(first, lambda a: any(": " in h.value for h in a.subheader), seconds=30)
+    name = [h.value for h in first.subheader if ": " in h.value][0].split(":")[0]
+    token = first.query_params["run"]
+    token = token[0] if isinstance(token, list) else token
+    assert token and len(token) >= 10                    # not guessable from a run number
+    again = page("training", preset="tiny", run=token, timeout=120).run()   # a new session: the reloaded tab
+    assert not again.exception and not again.warning
+    assert rerun_until(again, has_subheader("finished"), seconds=90)
+    assert any(s.value.startswith(name + ":") for s in again.subheader)
+    gone = page("training", preset="tiny", run="no-such-run", timeout=60).run()
+    assert any("no longer on this server" in w.value for w in gone.warning)
+
+
 def test_sampling_page_with_a_session_bpe_model():
     """A BPE model trained in the session appears in the picker and samples without errors."""
     from core.config import TrainConfig

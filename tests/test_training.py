@@ -103,15 +103,32 @@ def test_concurrency_limit_refuses_with_clear_message():
     assert second.status == "finished"
 
 
-def test_run_of_a_closed_session_stops_and_is_dropped():
+def test_a_run_nobody_watches_stops_after_the_documented_time_and_is_then_dropped():
     from ui.jobs import JobManager
     alive = {"s": True}
-    manager = JobManager(max_cpu=1, session_alive=lambda sid: alive["s"])
+    manager = JobManager(max_cpu=1, session_alive=lambda sid: alive["s"], abandon_after=1.0)
     job = manager.submit(TrainConfig(**{**SMALL, "epochs": 500}), TEXT, "s")
     time.sleep(1.0)
     alive["s"] = False
     job.thread.join(60)
-    assert job.status == "stopped" and job.id not in manager.jobs and job.result is None
+    assert job.status == "stopped" and "no one watching" in job.message and job.result is not None
+    assert job.result.history[-1]["step"] > 0          # everything learnt is kept
+    time.sleep(1.1)
+    assert manager.for_session("other") == [] and job.id not in manager.jobs and job.result is None
+
+
+def test_a_reloaded_page_adopts_its_run_by_token():
+    """A reload (or a network drop) gives the browser a new session: the run goes on and the new session,
+    opening ?run=TOKEN, gets it back, live, then finished."""
+    from ui.jobs import JobManager
+    alive = {"old": True, "new": True}
+    manager = JobManager(max_cpu=1, session_alive=lambda sid: alive.get(sid, False), abandon_after=30)
+    job = manager.submit(TrainConfig(**{**SMALL, "epochs": 3}), TEXT, "old")
+    alive["old"] = False                                    # the tab reloads: its session is gone
+    assert manager.adopt("not-a-token", "new") is None
+    assert manager.adopt(job.token, "new") is job and manager.for_session("new") == [job]
+    job.thread.join(60)
+    assert job.status == "finished" and manager.for_session("new") == [job] and job.result is not None
 
 
 def test_book_init_gives_the_fused_rnn_one_hidden_bias_like_the_book():

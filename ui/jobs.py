@@ -3,12 +3,18 @@
 A worker thread only calls core.train.train and writes into its Job; it never calls st.*. Pages read the
 Job from a fragment that refreshes about once a second. A process-wide limit bounds concurrent runs
 (RNNLAB_MAX_CPU_RUNS, default 1; RNNLAB_MAX_GPU_RUNS, default one per GPU); further runs are refused
-with a clear message. A run whose browser session has gone stops by itself and is dropped.
+with a clear message.
+
+A run outlives its browser tab: reloading the page, or opening the run's address (?run=TOKEN) in a new tab,
+adopts it into the new session, live or finished. A run nobody has watched for RNNLAB_ABANDON_AFTER_S seconds
+(default 900) is stopped, keeping everything it learnt, and a finished run nobody has watched for that long is
+forgotten (its weights freed).
 """
 from __future__ import annotations
 
 import itertools
 import os
+import secrets
 import threading
 import time
 import traceback
@@ -38,20 +44,28 @@ class Job:
     result: TrainResult | None = None
     samples: list = field(default_factory=list)   # (epoch, text)
     stop_event: threading.Event = field(default_factory=threading.Event)
+    token: str = field(default_factory=lambda: secrets.token_urlsafe(9))   # the run's address: ?run=TOKEN
+    unwatched_since: float | None = None   # when its session was first seen gone (None: watched)
     thread: threading.Thread | None = None
 
     @property
     def active(self) -> bool:
         return self.status in ("starting", "running")
 
+    @property
+    def stopping(self) -> bool:
+        return self.active and self.stop_event.is_set()
+
 
 class JobManager:
     def __init__(self, max_cpu: int | None = None, max_gpu: int | None = None,
-                 session_alive: Callable[[str], bool] | None = None):
+                 session_alive: Callable[[str], bool] | None = None, abandon_after: float | None = None):
         self.max_cpu = max_cpu if max_cpu is not None else int(os.environ.get("RNNLAB_MAX_CPU_RUNS", "1"))
         gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
         self.max_gpu = max_gpu if max_gpu is not None else int(os.environ.get("RNNLAB_MAX_GPU_RUNS", str(gpus)))
         self.session_alive = session_alive or (lambda sid: True)
+        self.abandon_after = float(os.environ.get("RNNLAB_ABANDON_AFTER_S", "900")) if abandon_after is None \
+            else abandon_after
         self.jobs: dict[int, Job] = {}
         self.lock = threading.Lock()
 
@@ -74,20 +88,25 @@ class JobManager:
         job.thread.start()
         return job
 
-    def _work(self, job: Job, text: str) -> None:
-        last_check = [time.time()]
+    def unwatched_for(self, job: Job) -> float:
+        """Seconds since the run's session was first seen gone (0 while it is watched)."""
+        if self.session_alive(job.session_id):
+            job.unwatched_since = None
+            return 0.0
+        if job.unwatched_since is None:
+            job.unwatched_since = time.time()
+        return time.time() - job.unwatched_since
 
+    def _work(self, job: Job, text: str) -> None:
         def on_progress(p: Progress) -> None:
             job.status = "running"
             job.progress = p
             if p.sample and (not job.samples or job.samples[-1][0] != p.epoch):
                 job.samples.append((p.epoch, p.sample))
-            now = time.time()
-            if now - last_check[0] > 5:
-                last_check[0] = now
-                if not self.session_alive(job.session_id):
-                    job.stop_event.set()
-                    job.message = "the browser session closed"
+            if not job.stop_event.is_set() and self.unwatched_for(job) > self.abandon_after:
+                job.stop_event.set()
+                job.message = (f"stopped after {self.abandon_after:g} s with no one watching; everything learnt "
+                               "so far is kept")
 
         try:
             data = prepare_data(job.config, text)
@@ -101,8 +120,7 @@ class JobManager:
             job.status, job.message = "error", f"training failed: {exc!r}"
             traceback.print_exc()
         finally:
-            if not self.session_alive(job.session_id):
-                self.forget(job.id)
+            self.unwatched_for(job)
 
     def stop(self, job_id: int) -> None:
         job = self.jobs.get(job_id)
@@ -110,8 +128,26 @@ class JobManager:
             job.stop_event.set()
 
     def for_session(self, session_id: str) -> list[Job]:
+        self.forget_abandoned()
         with self.lock:  # other sessions' threads add and drop jobs concurrently
             return [j for j in self.jobs.values() if j.session_id == session_id]
+
+    def adopt(self, token: str, session_id: str) -> Job | None:
+        """Hand the run with this token to session_id (a reloaded or new tab); None if there is no such run."""
+        with self.lock:
+            for job in self.jobs.values():
+                if secrets.compare_digest(job.token, str(token)):
+                    job.session_id, job.unwatched_since = session_id, None
+                    return job
+        return None
+
+    def forget_abandoned(self) -> None:
+        """Forget finished runs that nobody has watched for abandon_after seconds (their weights are freed)."""
+        with self.lock:
+            done = [j for j in self.jobs.values() if not j.active]
+        for job in done:
+            if self.unwatched_for(job) > self.abandon_after:
+                self.forget(job.id)
 
     def forget(self, job_id: int) -> None:
         with self.lock:
