@@ -17,6 +17,7 @@ from typing import Callable
 import torch
 
 from core.alloc import keep_freed_memory, release_freed_memory
+from core.budget import check_fits
 from core.config import TrainConfig
 from core.corpus import load_corpus
 from core.dataset import Data, batches, prepare_data, steps_per_epoch
@@ -83,6 +84,7 @@ def train(config: TrainConfig, text: str | None = None, on_progress: Callable[[P
     try:
         if data is None:
             data = prepare_data(config, load_corpus() if text is None else text)
+        check_fits(config, len(data.vocab), device)
         net = build_model(config, len(data.vocab), device)
         run = Run(config, data, net, device, on_progress, report_every)
         run.record(0, math.nan)
@@ -207,6 +209,7 @@ class Run:
         self.good = LastGood(net)
         self.best = (math.inf, 0, snapshot(net))
         self.step = self.tokens_seen = 0
+        self.val_seconds = 0.0
         self.started = self.last_report = time.perf_counter()
         net.train()
 
@@ -226,7 +229,9 @@ class Run:
             if time.perf_counter() - self.last_report >= self.report_every:
                 self.report(epoch - 1, ce_sum / ce_count)
         if ce_count:
-            self.record(epoch, ce_sum / ce_count)
+            # Stopped by the learner: skip a validation pass that would keep them waiting (over 2 s last time).
+            quick = stop is not None and stop.status != "diverged" and self.val_seconds > 2.0
+            self.record(epoch, ce_sum / ce_count, validate=not quick)
         if stop is None:
             self.report(epoch, ce_sum / max(1, ce_count))
         return stop
@@ -265,16 +270,18 @@ class Run:
         finally:
             self.net.train()
 
-    def record(self, epoch: int, train_ce: float) -> None:
+    def record(self, epoch: int, train_ce: float, validate: bool = True) -> None:
         """Validate, sample and add a row to the history (and keep the best weights so far)."""
-        val_ce = evaluate(self.net, self.data, self.config, self.device)
+        t0 = time.perf_counter()
+        val_ce = evaluate(self.net, self.data, self.config, self.device) if validate else math.nan
+        self.val_seconds = time.perf_counter() - t0 if validate else self.val_seconds
         elapsed = time.perf_counter() - self.started
         self.history.append({
             "epoch": epoch, "step": self.step,
             "train_ppl": perplexity(train_ce) if math.isfinite(train_ce) else math.nan,
             "val_ppl": perplexity(val_ce), "val_bpb": val_ce / LN2 / self.data.bytes_per_token, "val_ce": val_ce,
             "elapsed": elapsed, "tokens_per_s": self.tokens_seen / elapsed if elapsed > 0 and self.tokens_seen else 0.0,
-            "sample": self.sample_text()})
+            "sample": self.sample_text() if validate else ""})
         if math.isfinite(val_ce) and val_ce < self.best[0]:
             self.best = (val_ce, epoch, snapshot(self.net))
 

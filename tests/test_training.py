@@ -142,3 +142,50 @@ def test_book_init_gives_the_fused_rnn_one_hidden_bias_like_the_book():
         assert torch.count_nonzero(getattr(net.rnn, f"bias_ih_l{k}")) > 0
     default = T.train(TrainConfig(**{**SMALL, "epochs": 1}), TEXT).lm.net  # nn.RNN's own init: both biases learn
     assert torch.count_nonzero(default.rnn.bias_hh_l0) > 0
+
+
+def test_a_run_that_cannot_fit_in_memory_is_refused_before_it_starts():
+    from core import budget
+    big = TrainConfig(hidden_size=2048, batch_size=8192, num_steps=512, num_train=8192, num_val=50, device="cpu")
+    assert budget.estimate_bytes(big, 28) > 50 * 2**30
+    assert budget.estimate_bytes(TrainConfig(), 28) < 2**30          # the book preset fits anywhere
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match="Lower the hidden units"):
+        T.train(big, TEXT * 40)
+    assert time.perf_counter() - t0 < 10
+
+
+def test_the_memory_estimate_bounds_a_real_run():
+    """The estimate is not below what a small run really allocates for its weights and activations."""
+    from core import budget
+    cfg = TrainConfig(**{**SMALL, "hidden_size": 128, "batch_size": 16, "num_steps": 32})
+    net = T.build_model(cfg, 30, torch.device("cpu"))
+    weights = sum(p.numel() for p in net.parameters())
+    assert budget.parameters(cfg, 30) == weights
+    assert budget.estimate_bytes(cfg, 30) > 4 * weights * 5
+
+
+def test_stop_skips_a_slow_validation_pass(monkeypatch):
+    """When the last validation took over 2 s, Stop does not make the learner wait for another one."""
+    real = T.evaluate
+
+    def slow(*args, **kwargs):
+        time.sleep(2.1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(T, "evaluate", slow)
+    stop = threading.Event()
+    seen = []
+
+    def on_progress(p):
+        seen.append(p.step)
+        if p.step > 0:
+            stop.set()
+
+    t0 = time.perf_counter()
+    result = T.train(TrainConfig(**{**SMALL, "epochs": 50}), TEXT, on_progress=on_progress, stop_event=stop,
+                     report_every=0.0)
+    assert result.status == "stopped" and result.history[-1]["step"] > 0
+    assert math.isnan(result.history[-1]["val_ppl"])          # the slow pass was skipped ...
+    assert not math.isnan(result.history[0]["val_ppl"])       # ... not the ones before
+    assert time.perf_counter() - t0 < 6                       # one slow pass (epoch 0) and the stop, no second

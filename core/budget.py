@@ -1,0 +1,56 @@
+"""How much memory a training run needs, estimated before it starts, so that a run that cannot fit is refused
+with a message saying what to lower (instead of failing minutes later with an allocator's message)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from core.config import TrainConfig
+
+FLOAT = 4                      # bytes: training works in float32
+GATES = {"gru": 3, "lstm": 4}  # pre-activations per hidden unit (a plain tanh cell has 1)
+
+
+def parameters(config: TrainConfig, vocab_size: int) -> int:
+    V, h, d, L = vocab_size, config.hidden_size, config.embed_dim, config.num_layers
+    g = GATES.get(config.cell, 1)
+    first_in = d or V
+    return V * d + g * h * (first_in + h + 2) + (L - 1) * g * h * (2 * h + 2) + h * V + V
+
+
+def estimate_bytes(config: TrainConfig, vocab_size: int) -> int:
+    """A generous estimate of a run's peak memory: weights with their gradients, optimizer state and the two
+    copies a run keeps (last good, best), plus the activations one minibatch saves for backpropagation through
+    time, its output layer's logits, and a validation chunk's logits."""
+    B = min(config.batch_size, config.num_train) if config.split == "book" else config.batch_size
+    T, V, h = config.num_steps, vocab_size, config.hidden_size
+    weights = parameters(config, V) * FLOAT * (5 + (2 if config.optimizer == "adam" else 0))
+    per_position = h * config.num_layers * GATES.get(config.cell, 1) * 3 + 3 * V + (0 if config.embed_dim else V)
+    activations = B * T * per_position * FLOAT
+    validation = min(2048, config.num_val) * T * V * FLOAT * 2 if config.split == "book" else 16 * 256 * V * FLOAT * 2
+    return int(weights + activations + validation)
+
+
+def available_bytes(device: torch.device) -> int | None:
+    """Free memory on the device (None when it cannot be read)."""
+    if device.type == "cuda":
+        return int(torch.cuda.mem_get_info(device)[0])
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def check_fits(config: TrainConfig, vocab_size: int, device: torch.device, share: float = 0.8) -> int:
+    """The estimate, or ValueError when it is over `share` of the device's free memory."""
+    need = estimate_bytes(config, vocab_size)
+    free = available_bytes(device)
+    if free is not None and need > share * free:
+        raise ValueError(f"This run would need about {need / 2**30:.1f} GB of memory, but the {device.type.upper()} has "
+                         f"{free / 2**30:.1f} GB free. Lower the hidden units ({config.hidden_size}), the batch size "
+                         f"({config.batch_size}) or the time steps per window ({config.num_steps}).")
+    return need
