@@ -6,15 +6,15 @@ from pathlib import Path
 
 import torch
 
+from core.cells import get_cell
 from core.config import TrainConfig
 
 FLOAT = 4                      # bytes: training works in float32
-GATES = {"gru": 3, "lstm": 4}  # pre-activations per hidden unit (a plain tanh cell has 1)
 
 
 def parameters(config: TrainConfig, vocab_size: int) -> int:
     V, h, d, L = vocab_size, config.hidden_size, config.embed_dim, config.num_layers
-    g = GATES.get(config.cell, 1)
+    g = get_cell(config.cell).gates
     first_in = d or V
     return V * d + g * h * (first_in + h + 2) + (L - 1) * g * h * (2 * h + 2) + h * V + V
 
@@ -26,7 +26,7 @@ def estimate_bytes(config: TrainConfig, vocab_size: int) -> int:
     B = min(config.batch_size, config.num_train) if config.split == "book" else config.batch_size
     T, V, h = config.num_steps, vocab_size, config.hidden_size
     weights = parameters(config, V) * FLOAT * (5 + (2 if config.optimizer == "adam" else 0))
-    per_position = h * config.num_layers * GATES.get(config.cell, 1) * 3 + 3 * V + (0 if config.embed_dim else V)
+    per_position = h * config.num_layers * get_cell(config.cell).gates * 3 + 3 * V + (0 if config.embed_dim else V)
     activations = B * T * per_position * FLOAT
     validation = min(2048, config.num_val) * T * V * FLOAT * 2 if config.split == "book" else 16 * 256 * V * FLOAT * 2
     return int(weights + activations + validation)

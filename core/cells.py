@@ -54,6 +54,7 @@ class Cell:
     label: str                                             # how the Training form shows it
     build: Callable[[int, int, int, float], nn.Module]     # (input size, hidden, layers, dropout) -> layer
     max_layers: int = 8
+    gates: int = 1                                         # pre-activations per hidden unit (GRU 3, LSTM 4)
     with_memory_cell: bool = False                         # the state is (h, c), as in an LSTM
     layered_state: bool = True                             # state (layers, batch, h); False: (batch, h)
     tanh_layout: Callable[[int], TanhLayout] | None = None  # plain tanh cells: weights of layer k
@@ -80,8 +81,8 @@ CELLS: dict[str, Cell] = {c.name: c for c in (
     # nn.RNN adds two hidden biases, b_ih and b_hh, which only ever enter as their sum.
     Cell("rnn", "RNN (fused)", _fused(FusedRNN), tanh_layout=_torch_rnn_layout,
          extra_biases=lambda layers: [f"bias_hh_l{k}" for k in range(layers)]),
-    Cell("gru", "GRU", _fused(nn.GRU)),
-    Cell("lstm", "LSTM", _fused(nn.LSTM), with_memory_cell=True),
+    Cell("gru", "GRU", _fused(nn.GRU), gates=3),
+    Cell("lstm", "LSTM", _fused(nn.LSTM), gates=4, with_memory_cell=True),
 )}
 CELL_NAMES = tuple(CELLS)
 

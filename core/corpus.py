@@ -151,10 +151,6 @@ def validate_upload(data: bytes, max_bytes: int = MAX_UPLOAD_BYTES) -> str:
     except UnicodeDecodeError as exc:
         raise CorpusError(f"The uploaded file is not UTF-8 text (bad byte at position {exc.start}; perhaps "
                           "Latin-1 or Windows-1252). Save it as UTF-8 and upload it again.") from None
-    return _checked_text(text)
-
-
-def _checked_text(text: str) -> str:
     control = sum(1 for ch in text[:65536] if ord(ch) < 32 and ch not in "\n\r\t\f")
     if control > 0.01 * min(len(text), 65536):
         raise CorpusError("The uploaded file looks binary (many control characters): upload plain text.")

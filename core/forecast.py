@@ -126,7 +126,11 @@ def one_step_mse(model: ARModel, x: np.ndarray, n_train: int) -> tuple[float, fl
 
 def k_step_mse(model: ARModel, x: np.ndarray, k: int, start: int) -> float:
     """MSE of the k-step forecasts of the points x[i], i >= start, that have one (NaN when none has)."""
-    errors = (predict_k_step(model, x, k) - x)[start:]
+    return _mse_from(predict_k_step(model, x, k), x, start)
+
+
+def _mse_from(forecasts: np.ndarray, x: np.ndarray, start: int) -> float:
+    errors = (forecasts - x)[start:]
     errors = errors[np.isfinite(errors)]
     return float(np.mean(errors ** 2)) if errors.size else math.nan
 
@@ -154,5 +158,7 @@ def analyse(x: np.ndarray, tau: int, n_train: int, k: int, max_k: int = 64) -> A
     longest = min(max_k, len(x) - n_train - tau)
     horizon = mse_by_horizon(model, x, longest, start=n_train) if longest >= 1 else None
     ks = [kk for kk in sorted(set(BOOK_HORIZONS) | {k}) if kk <= len(x) - tau]
-    return Analysis(model, train_mse, test_mse, k_step_mse(model, x, k, n_train), horizon,
-                    float(np.var(x[n_train:])), {kk: predict_k_step(model, x, kk) for kk in ks})
+    forecasts = {kk: predict_k_step(model, x, kk) for kk in ks}
+    k_forecast = forecasts[k] if k in forecasts else predict_k_step(model, x, k)  # the latter explains the error
+    return Analysis(model, train_mse, test_mse, _mse_from(k_forecast, x, n_train), horizon,
+                    float(np.var(x[n_train:])), forecasts)

@@ -107,19 +107,20 @@ class RNNLM(nn.Module):
     def tanh_layers(self) -> list[dict[str, torch.Tensor]]:
         """For a plain tanh cell, each layer's W_xh, W_hh and b_h in the book's row layout (views, or the
         sum of the two biases); ValueError for a gated cell."""
-        if self.cell.tanh_layout is None:
-            raise ValueError(f"The {self.spec.cell} cell is not a plain tanh RNN.")
         extras = self.cell.extra_biases(self.spec.num_layers) if self.cell.extra_biases else []
         out = []
         for k in range(self.spec.num_layers):
-            layer = {}
-            for name, (attr, transposed) in self.cell.tanh_layout(k).items():
-                p = getattr(self.rnn, attr)
-                layer[name] = p.T if transposed else p
+            layer = {name: p.T if transposed else p for name, (p, transposed) in self.tanh_params(k).items()}
             if extras:
                 layer["b_h"] = layer["b_h"] + getattr(self.rnn, extras[k])
             out.append(layer)
         return out
+
+    def tanh_params(self, k: int) -> dict[str, tuple[nn.Parameter, bool]]:
+        """Layer k's W_xh, W_hh, b_h as (the module's parameter, stored transposed?); ValueError for a gated cell."""
+        if self.cell.tanh_layout is None:
+            raise ValueError(f"The {self.spec.cell} cell is not a plain tanh RNN.")
+        return {name: (getattr(self.rnn, attr), t) for name, (attr, t) in self.cell.tanh_layout(k).items()}
 
     def init_book(self) -> None:
         """The book's scratch-RNN initialisation: every weight N(0, 0.01^2), every bias 0, and one hidden bias
@@ -150,7 +151,7 @@ def _reference_layout(model: RNNLM) -> dict[str, tuple[torch.nn.Parameter, bool]
     spec = model.spec
     if model.cell.tanh_layout is None or spec.num_layers != 1:
         raise ValueError("Reference weights fit a one-layer plain tanh RNN ('scratch' or 'rnn') only.")
-    out = {name: (getattr(model.rnn, attr), t) for name, (attr, t) in model.cell.tanh_layout(0).items()}
+    out = model.tanh_params(0)
     out.update(W_hq=(model.head.weight, True), b_q=(model.head.bias, False))
     if spec.embed_dim:
         out["E"] = (model.embedding.weight, False)

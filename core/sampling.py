@@ -152,12 +152,13 @@ def _probabilities(logits: np.ndarray, temperature: float, top_k: int | None, to
     return p
 
 
-def _check_filters(V: int, temperature: float, top_k: int | None, top_p: float | None) -> float:
+def _check_filters(V: int, temperature, top_k, top_p) -> tuple[float, int | None, float | None]:
+    """temperature, top_k and top_p checked and converted, once per call."""
     if top_k is not None:
-        check_int("top_k", top_k, 1, V, what=f"the model has {V} tokens")
+        top_k = check_int("top_k", top_k, 1, V, what=f"the model has {V} tokens")
     if top_p is not None:
-        check_real("top_p", top_p, 0.0, 1.0, lo_open=True)
-    return check_real("temperature", temperature, 0.0, 100.0)
+        top_p = check_real("top_p", top_p, 0.0, 1.0, lo_open=True)
+    return check_real("temperature", temperature, 0.0, 100.0), top_k, top_p
 
 
 def distribution(logits: np.ndarray, temperature: float = 1.0, top_k: int | None = None,
@@ -167,8 +168,7 @@ def distribution(logits: np.ndarray, temperature: float = 1.0, top_k: int | None
     logits = np.asarray(logits, dtype=np.float64)
     if logits.ndim != 1 or logits.size < 1 or not np.all(np.isfinite(logits)):
         raise ValueError("logits must be a finite 1-D array.")
-    temperature = _check_filters(logits.size, temperature, top_k, top_p)
-    return _probabilities(logits, temperature, top_k, top_p)
+    return _probabilities(logits, *_check_filters(logits.size, temperature, top_k, top_p))
 
 
 def entropy_bits(p: np.ndarray) -> float:
@@ -197,27 +197,29 @@ def stream(lm: LanguageModel, prefix: str, temperature: float = 1.0, top_k: int 
     """An endless generator of (token id, probability under the untempered model) after prefix.
     Only the recurrent state is carried between tokens: memory stays constant however long it runs."""
     V = len(lm.vocab)
-    temperature = _check_filters(V, temperature, top_k, top_p)
+    temperature, top_k, top_p = _check_filters(V, temperature, top_k, top_p)
     rng = np.random.default_rng(None if seed is None else check_int("seed", seed, 0))
     cleaned, _ = lm.prepare_prefix(prefix)
     stepper = Stepper(lm)
     logits = stepper.read(cleaned)
     no_unk = getattr(lm.vocab, "kind", "") == "char" and V > 1   # never emit <unk>
     plain = temperature == 1.0 and top_k is None and top_p is None
+    def best(logits: np.ndarray) -> int:
+        return int(np.argmax(logits[1:])) + 1 if no_unk else int(np.argmax(logits))
+
     while True:
         model_p = _softmax(logits, 1.0)
-        p = model_p if plain else _probabilities(logits, temperature, top_k, top_p)
-        if no_unk and p[0] > 0:
-            p = p.copy()
-            p[0] = 0.0
-        c = np.cumsum(p)
-        if temperature == 0.0 or c[-1] <= 0:   # greedy, or only <unk> had mass: the best real token
-            z = logits.copy()
-            if no_unk:
-                z[0] = -np.inf
-            nxt = int(np.argmax(z))
-        else:  # inverse-CDF draw: the same distribution as rng.choice, without its per-call checks
-            nxt = min(int(np.searchsorted(c, rng.random() * c[-1], side="right")), V - 1)
+        if temperature == 0.0:
+            nxt = best(logits)
+        else:
+            p = model_p if plain else _probabilities(logits, temperature, top_k, top_p)
+            if no_unk and p[0] > 0:
+                p = p.copy()
+                p[0] = 0.0
+            c = np.cumsum(p)
+            # inverse-CDF draw: the same distribution as rng.choice, without its per-call checks; when only
+            # <unk> had mass, the best real token
+            nxt = min(int(np.searchsorted(c, rng.random() * c[-1], side="right")), V - 1) if c[-1] > 0 else best(logits)
         yield nxt, float(model_p[nxt])
         logits = stepper.feed([nxt])
 

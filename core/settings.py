@@ -30,7 +30,7 @@ class Setting:
     help: str = ""
     group: str = ""               # the form section it is drawn in; "" = not on the form
     words: dict = field(default_factory=dict)   # how each choice is shown
-    widget: str = ""              # choices: "radio" (default), "select", "slider"; numbers: "number"
+    widget: str = ""              # choices: "radio" (default) or "select"
     step: float | None = None
 
     def check(self, value: Any) -> Any:

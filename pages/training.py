@@ -149,10 +149,9 @@ def run_status(job) -> None:
         frac = p.step / p.total_steps if p and p.total_steps else 0.0
         st.progress(frac, text=f"epoch {p.epoch}/{job.config.epochs}, step {p.step}/{p.total_steps}"
                     if p else "preparing the data ...")
-        if job.stopping:
-            st.info("Stopping: the run ends after the step in progress and keeps everything learnt.", icon="⏳")
-        elif st.button("Stop", icon="⏹️", key=f"stop_{job.id}"):
+        if not job.stopping and st.button("Stop", icon="⏹️", key=f"stop_{job.id}"):
             job_manager().stop(job.id)
+        if job.stopping:  # acknowledged at once, also in the very run that pressed Stop
             st.info("Stopping: the run ends after the step in progress and keeps everything learnt.", icon="⏳")
     elif job.status == "error":
         st.error(plain(job.message, 600), icon="🚫")

@@ -10,7 +10,7 @@ from core import runs as R
 from core.config import TrainConfig
 from core.sampling import sample
 from core.train import train
-from tests.test_training import SMALL, TEXT
+from test_training import SMALL, TEXT
 
 
 def test_save_load_round_trip_gives_identical_outputs(tmp_path):

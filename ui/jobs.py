@@ -128,6 +128,7 @@ class JobManager:
             job.stop_event.set()
 
     def for_session(self, session_id: str) -> list[Job]:
+        """The session's runs (pages call this on every rerun, so it also drops runs abandoned long enough)."""
         self.forget_abandoned()
         with self.lock:  # other sessions' threads add and drop jobs concurrently
             return [j for j in self.jobs.values() if j.session_id == session_id]

@@ -15,8 +15,6 @@ def widget(col, s: Setting, key: str, disabled: bool = False) -> None:
     if s.choices:
         if s.widget == "select":
             col.selectbox(s.label, s.choices, format_func=s.word, **common)
-        elif s.widget == "slider":
-            col.select_slider(s.label, s.choices, format_func=s.word, **common)
         else:
             col.radio(s.label, s.choices, format_func=s.word, **common)
     elif s.kind is int:

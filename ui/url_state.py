@@ -6,11 +6,11 @@ After the widget is drawn its value is written back to the URL, so a copied addr
 """
 from __future__ import annotations
 
-import math
 from typing import Any, Callable, Sequence
 
 import streamlit as st
 
+from core.settings import Setting
 from ui.common import plain
 
 _KEEP = "_rnnlab_kept_params"
@@ -84,30 +84,9 @@ def _done(name: str, key: str) -> Any:
     return value
 
 
-def _int_parser(lo: int, hi: int) -> Callable[[str], int]:
-    def parse(raw: str) -> int:
-        try:
-            v = float(raw)
-        except ValueError:
-            raise ValueError("not a number.") from None
-        if not math.isfinite(v) or not v.is_integer():
-            raise ValueError("not a whole number.")
-        if not lo <= v <= hi:
-            raise ValueError(f"outside the range {lo}..{hi}.")
-        return int(v)
-    return parse
-
-
-def _float_parser(lo: float, hi: float) -> Callable[[str], float]:
-    def parse(raw: str) -> float:
-        try:
-            v = float(raw)
-        except ValueError:
-            raise ValueError("not a number.") from None
-        if not math.isfinite(v) or not lo <= v <= hi:
-            raise ValueError(f"outside the range {lo:g}..{hi:g}.")
-        return v
-    return parse
+def _parser(name: str, kind: type, lo: float | None = None, hi: float | None = None) -> Callable[[str], Any]:
+    """The URL text of a number, flag or text control parsed and checked as a declared setting is."""
+    return Setting(name, kind, None, lo, hi).parse
 
 
 def _choice_parser(options: Sequence[Any]) -> Callable[[str], Any]:
@@ -121,7 +100,7 @@ def _choice_parser(options: Sequence[Any]) -> Callable[[str], Any]:
 
 
 def int_slider(label: str, name: str, default: int, lo: int, hi: int, step: int = 1, **kw) -> int:
-    key = _init(name, default, _int_parser(lo, hi))
+    key = _init(name, default, _parser(name, int, lo, hi))
     if not lo <= st.session_state[key] <= hi:  # bounds that depend on other controls moved
         st.session_state[key] = min(max(st.session_state[key], lo), hi)
     st.slider(label, lo, hi, step=step, key=key, **kw)
@@ -129,14 +108,14 @@ def int_slider(label: str, name: str, default: int, lo: int, hi: int, step: int 
 
 
 def float_slider(label: str, name: str, default: float, lo: float, hi: float, step: float, **kw) -> float:
-    key = _init(name, default, _float_parser(lo, hi))
+    key = _init(name, default, _parser(name, float, lo, hi))
     st.session_state[key] = float(min(max(st.session_state[key], lo), hi))
     st.slider(label, float(lo), float(hi), step=float(step), key=key, **kw)
     return float(_done(name, key))
 
 
 def int_input(label: str, name: str, default: int, lo: int, hi: int, step: int = 1, **kw) -> int:
-    key = _init(name, default, _int_parser(lo, hi))
+    key = _init(name, default, _parser(name, int, lo, hi))
     st.session_state[key] = int(min(max(st.session_state[key], lo), hi))
     st.number_input(label, min_value=lo, max_value=hi, step=step, key=key, **kw)
     return int(_done(name, key))
@@ -159,23 +138,13 @@ def choice(label: str, name: str, default: Any, options: Sequence[Any], widget: 
 
 
 def toggle(label: str, name: str, default: bool, **kw) -> bool:
-    def parse(raw: str) -> bool:
-        if raw.lower() in ("1", "true", "yes", "on"):
-            return True
-        if raw.lower() in ("0", "false", "no", "off"):
-            return False
-        raise ValueError("not 0 or 1.")
-    key = _init(name, default, parse)
+    key = _init(name, default, _parser(name, bool))
     st.toggle(label, key=key, **kw)
     return bool(_done(name, key))
 
 
 def text(label: str, name: str, default: str, max_chars: int, **kw) -> str:
-    def parse(raw: str) -> str:
-        if len(raw) > max_chars:
-            raise ValueError(f"longer than {max_chars} characters.")
-        return raw
-    key = _init(name, default, parse)
+    key = _init(name, default, _parser(name, str, 0, max_chars))
     st.text_input(label, max_chars=max_chars, key=key, **kw)
     return str(_done(name, key))
 
