@@ -8,9 +8,9 @@ from ui.sidebar import device_label
 st.set_page_config(page_title="RNN Lab", page_icon="🔁", layout="wide",
                    menu_items={"About": f"RNN Lab {__version__}: an interactive lab for recurrent neural networks."})
 
-home = st.Page("pages/home.py", title="Home", icon="🏠", default=True)
+chapter = st.Page("pages/chapter.py", title="The chapter", icon=":material/menu_book:", default=True)
 labs = [st.Page(lab.path, title=lab.title, icon=lab.icon) for lab in LABS]
-nav = st.navigation({"RNN Lab": [home], "Labs": labs})
+nav = st.navigation({"RNN Lab": [chapter], "Labs": labs})
 
 with st.sidebar:
     st.caption(f"Training device: **{device_label()}**")

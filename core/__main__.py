@@ -1,4 +1,4 @@
-"""One entry point for the command-line tools: python -m core {verify,train,pretrain} [options]."""
+"""One entry point for the command-line tools: python -m core {verify,train,pretrain,passage} [options]."""
 import sys
 
 USAGE = """usage: python -m core COMMAND [options]
@@ -7,6 +7,7 @@ commands:
   verify     run the numeric checks of the RNN code (ends with 'N passed, M failed')
   train      train a language model from a preset (see --help)
   pretrain   rebuild the pretrained character RNN in assets/
+  passage    rebuild the chapter's stored passage run in assets/ (seconds)
 """
 
 
@@ -21,6 +22,8 @@ def main(argv: list[str]) -> int:
         from core.train_cli import main as run
     elif command == "pretrain":
         from core.pretrain import main as run
+    elif command == "passage":
+        from core.passage import main as run
     else:
         print(f"unknown command {command!r}\n\n{USAGE}", file=sys.stderr)
         return 2

@@ -81,6 +81,8 @@ CELLS: dict[str, Cell] = {c.name: c for c in (
     # nn.RNN adds two hidden biases, b_ih and b_hh, which only ever enter as their sum.
     Cell("rnn", "RNN (fused)", _fused(FusedRNN), tanh_layout=_torch_rnn_layout,
          extra_biases=lambda layers: [f"bias_hh_l{k}" for k in range(layers)]),
+    Cell("torch", "RNN (torch nn.RNN)", _fused(nn.RNN), tanh_layout=_torch_rnn_layout,
+         extra_biases=lambda layers: [f"bias_hh_l{k}" for k in range(layers)]),
     Cell("gru", "GRU", _fused(nn.GRU), gates=3),
     Cell("lstm", "LSTM", _fused(nn.LSTM), gates=4, with_memory_cell=True),
 )}

@@ -63,6 +63,9 @@ class TrainConfig:
     weight_decay: float = setting(0.0, "Weight decay", lo=0.0, hi=1.0)
     sample_prefix: str = setting("time traveller", "Sample prefix", lo=0, hi=200)
     sample_length: int = setting(80, "Sample length", lo=1, hi=2000)
+    sample_temperature: float = setting(0.8, "Sample temperature (0 = greedy)", "The temperature of the sample "
+                                        "written after each epoch; 0 always takes the likeliest character.",
+                                        lo=0.0, hi=10.0)
     max_seconds: float = setting(0.0, "Time limit in seconds (0 = none)", lo=0.0, hi=1e7)
     init: Literal["default", "book"] = setting(
         "default", "Initialisation", "default: PyTorch's; book: the book's scratch RNN (weights N(0, 0.01²), "
@@ -114,6 +117,13 @@ PRESETS: dict[str, Preset] = {p.name: p for p in (
            "a minute of CPU.", TrainConfig(split="whole", truncation="detach", hidden_size=256, optimizer="adam",
                                             lr=5e-3, lr_decay="cosine", clip=5.0, epochs=30, batch_size=32,
                                             num_steps=64)),
+    Preset("passage", "Passage", "The chapter's Act 4: the book's algorithm (tanh cell, one-hot input, BPTT, "
+           "clipping, minibatch SGD) memorising one passage, the first 431 cleaned characters of the corpus. "
+           "Perplexity falls from the vocabulary size to about 1.1 in a few seconds; the 200 windows after the "
+           "passage are held out, and their perplexity rises: it learns the passage, not English.",
+           TrainConfig(init="book", num_train=400, num_val=200, num_steps=32, hidden_size=128, lr=2.0,
+                       epochs=60, batch_size=32, sample_prefix="the time traveller", sample_length=60,
+                       sample_temperature=0.0)),
     Preset("tiny", "Tiny", "Three quick epochs of a small model: seconds, for trying the controls.",
            TrainConfig(split="whole", truncation="detach", hidden_size=64, optimizer="adam", lr=1e-2, epochs=3,
                        batch_size=64, num_steps=32)),

@@ -113,6 +113,20 @@ def mse_by_horizon(model: ARModel, x: np.ndarray, max_k: int = 64, start: int = 
     return out
 
 
+def forecast_from_end(model: ARModel, x: np.ndarray, n_train: int) -> np.ndarray:
+    """Forecasts of x[n_train:] that use nothing past the training range: each new value is predicted from
+    the last tau values, which after the first tau steps are all the model's own predictions. Entries before
+    n_train are NaN. With nothing new coming in, the forecast settles to where the fitted map stops moving."""
+    x = check_finite_array("x", x, ndim=1)
+    n_train = check_int("n_train", n_train, model.tau, len(x), what="the series length")
+    buf = np.concatenate([x[n_train - model.tau: n_train], np.empty(len(x) - n_train)])
+    for i in range(model.tau, len(buf)):
+        buf[i] = buf[i - model.tau: i] @ model.weights + model.bias
+    out = np.full(len(x), np.nan)
+    out[n_train:] = buf[model.tau:]
+    return out
+
+
 def one_step_mse(model: ARModel, x: np.ndarray, n_train: int) -> tuple[float, float]:
     """One-step MSE on the training range (labels < n_train) and on the test range (labels >= n_train)."""
     x = check_finite_array("x", x, ndim=1)
@@ -149,6 +163,18 @@ class Analysis:
     horizon: np.ndarray | None     # test MSE for k = 1..max_k (None when the test range is too short)
     test_variance: float           # the MSE of guessing the test range's mean
     forecasts: dict                # k -> k-step forecasts over the whole series, for the book's k and the chosen one
+    from_end: np.ndarray           # forecasts of the test range from the training range alone (forecast_from_end)
+
+    @property
+    def settles_at(self) -> float:
+        """Where the forecast from the end of the training range ends (its last value)."""
+        return float(self.from_end[-1])
+
+    @property
+    def still_moving(self) -> float:
+        """How far the forecast from the end still moves over its last 50 steps (max - min): 0 once at rest."""
+        tail = self.from_end[np.isfinite(self.from_end)][-50:]
+        return float(tail.max() - tail.min()) if tail.size else math.nan
 
 
 def analyse(x: np.ndarray, tau: int, n_train: int, k: int, max_k: int = 64) -> Analysis:
@@ -161,4 +187,4 @@ def analyse(x: np.ndarray, tau: int, n_train: int, k: int, max_k: int = 64) -> A
     forecasts = {kk: predict_k_step(model, x, kk) for kk in ks}
     k_forecast = forecasts[k] if k in forecasts else predict_k_step(model, x, k)  # the latter explains the error
     return Analysis(model, train_mse, test_mse, _mse_from(k_forecast, x, n_train), horizon,
-                    float(np.var(x[n_train:])), forecasts)
+                    float(np.var(x[n_train:])), forecasts, forecast_from_end(model, x, n_train))

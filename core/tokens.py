@@ -277,3 +277,13 @@ def rnn_parameter_terms(vocab_size: int, embed_dim: int, hidden: int) -> dict[st
         "output weights W_hq (h x |V|)": h * V,
         "output bias b_q (|V|)": V,
     }
+
+
+def window_model_parameters(vocab_size: int, window: int, hidden: int) -> int:
+    """Parameters of a fixed-window neural language model (the step from n-grams to RNNs): the last `window`
+    tokens one-hot and side by side (window x |V| inputs), one hidden layer of h units, scores over |V|.
+    Its input weights grow with the window; an RNN's do not, because it reads one token at a time."""
+    V = check_int("vocab_size", vocab_size, 1)
+    n = check_int("window", window, 1, 10_000)
+    h = check_int("hidden", hidden, 1)
+    return n * V * h + h + h * V + V

@@ -87,8 +87,9 @@ def train(config: TrainConfig, text: str | None = None, on_progress: Callable[[P
         check_fits(config, len(data.vocab), device)
         net = build_model(config, len(data.vocab), device)
         run = Run(config, data, net, device, on_progress, report_every)
-        run.record(0, math.nan)
-        run.report(0, math.nan)
+        start_ce = evaluate(net, data, config, device, part="train") if config.split == "book" else math.nan
+        run.record(0, start_ce)
+        run.report(0, start_ce)
         order = torch.Generator().manual_seed(config.seed)   # the order of the minibatches
         stop = None
         for epoch in range(1, config.epochs + 1):
@@ -136,16 +137,19 @@ def diverged(loss_value: float, blowup: float, step: int) -> Stop | None:
 
 
 @torch.inference_mode()
-def evaluate(net: RNNLM, data: Data, config: TrainConfig, device: torch.device, streams: int = 16) -> float:
+def evaluate(net: RNNLM, data: Data, config: TrainConfig, device: torch.device, streams: int = 16,
+             part: str = "val") -> float:
     """Mean validation cross-entropy (nats per token). Book split: every window from a zero state.
-    Whole split: the held-out text as `streams` parallel pieces, state carried across each."""
+    Whole split: the held-out text as `streams` parallel pieces, state carried across each.
+    part="train" scores the book split's training windows instead (the start of a run: no step taken yet)."""
     net.eval()
     total, count = 0.0, 0
     if config.split == "book":
-        n = len(data.val_x)
+        xs, ys = (data.train_x, data.train_y) if part == "train" else (data.val_x, data.val_y)
+        n = len(xs)
         chunk = math.ceil(n / math.ceil(n / 2048))  # equal chunks of at most 2048 windows: cache-friendly
         for i in range(0, n, chunk):
-            x, y = data.val_x[i: i + chunk].to(device), data.val_y[i: i + chunk].to(device)
+            x, y = xs[i: i + chunk].to(device), ys[i: i + chunk].to(device)
             total += float(net.loss(x, y, reduction="sum")[0])
             count += y.numel()
     else:
@@ -263,8 +267,8 @@ class Run:
     def sample_text(self) -> str:
         self.net.eval()
         try:
-            return sample(self.lm, self.config.sample_prefix, self.config.sample_length, temperature=0.8,
-                          seed=self.config.seed).text
+            return sample(self.lm, self.config.sample_prefix, self.config.sample_length,
+                          temperature=self.config.sample_temperature, seed=self.config.seed).text
         except ValueError:
             return ""
         finally:

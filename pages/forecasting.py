@@ -50,6 +50,8 @@ def forecasts_figure(s: Settings, x: np.ndarray, a: forecast.Analysis) -> go.Fig
     for kk, pred in a.forecasts.items():
         fig.add_trace(go.Scatter(x=t, y=pred, name=f"{kk}-step", line=dict(width=2.5 if kk == s.k else 1.5),
                                  visible=True if kk in (1, s.k) else "legendonly"))
+    fig.add_trace(go.Scatter(x=t, y=a.from_end, name="from the end of training (own guesses only)",
+                             line=dict(width=2.5, dash="dash", color="#222222")))
     fig.add_vrect(x0=1, x1=s.n_train, fillcolor="#4c78a8", opacity=0.06, line_width=0,
                   annotation_text="training range", annotation_position="top left")
     return style(fig, "Data and forecasts (click the legend to show the book's k = 4, 16, 64)", "time t", "x",
@@ -81,7 +83,18 @@ def reading(s: Settings) -> str:
         f"close to σ² = {s.sigma ** 2:.3f}. Asked for k steps, it must build on its own guesses: every "
         "guess carries an error, the next guess inherits it, and the errors compound. The long-horizon "
         "forecasts drift towards a smooth curve that forgets the data; the MSE curve climbs towards "
-        "the error of simply guessing a constant.")
+        "the error of simply guessing a constant. The dashed black curve goes furthest: after the training "
+        "range it is fed nothing but its own guesses. Each guess is a little smoother than the data it "
+        "came from, nothing new corrects it, and the curve heads for a constant.")
+
+
+def summary(s: Settings, a: forecast.Analysis) -> str:
+    """The figures in one line of numbers (under the figure, and for screen readers)."""
+    ratio = f", {a.k_mse / a.test_mse:.1f} times as large" if a.test_mse > 0 else ""
+    rest = "at rest" if a.still_moving < 0.01 else f"still moving by {a.still_moving:.2f} over its last 50 steps"
+    return (f"With a window of τ = {s.tau}, the one-step test error is {a.test_mse:.3f} and the {s.k}-step error "
+            f"{a.k_mse:.3f}{ratio}. Fed only its own guesses from t = {s.n_train}, the forecast ends at "
+            f"{a.settles_at:.2f} ({rest}) while the data keeps swinging between about -1 and 1.")
 
 
 def main() -> None:
@@ -100,6 +113,7 @@ def main() -> None:
         a = forecast.analyse(x, s.tau, s.n_train, s.k)
         metrics(s, a)
         st.plotly_chart(forecasts_figure(s, x, a), width="stretch")
+        st.caption(summary(s, a))
         if a.horizon is not None:
             st.plotly_chart(horizon_figure(s, a), width="stretch")
         st.markdown(reading(s))

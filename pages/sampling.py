@@ -45,7 +45,7 @@ def controls() -> Settings:
                                  help=f"Keep only the k likeliest tokens (this model has {vocab_size}).")
     top_p = url_state.float_slider("Top-p (1 = off)", "topp", 1.0, 0.05, 1.0, 0.05)
     seed = url_state.int_input("Seed", "seed", 0, 0, 1_000_000)
-    st.button("Regenerate", icon="🎲", width="stretch", on_click=_next_seed,
+    st.button("Regenerate", icon=":material/casino:", width="stretch", on_click=_next_seed,
               help="Draw a new sample: the seed goes up by one.")
     return Settings(model, prefix, temperature, length, top_k or None, top_p if top_p < 1 else None, seed)
 
@@ -111,7 +111,7 @@ def generated_text(lm, s: Settings) -> sampling.Sample:
     out = sampling.sample(lm, s.prefix, s.length, s.temperature, s.top_k, s.top_p, s.seed)
     if out.unknown:
         st.warning(f"The model does not know {plain(', '.join(map(repr, out.unknown)))}: dropped from the prefix.",
-                   icon="⚠️")
+                   icon=":material/warning:")
     if s.prefix and out.prefix != s.prefix:
         st.caption(f"The model reads the prefix cleaned as its training text: {plain(repr(out.prefix), 240)}")
     bits = out.surprisal_bits

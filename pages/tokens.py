@@ -87,7 +87,7 @@ def source_text(s: Settings, view) -> tuple[str, str] | None:
     if s.source == "upload":
         up = texts.uploaded()
         if up is None:
-            view.info("Upload a .txt file on the left to see it tokenized.", icon="⬆️")
+            view.info("Upload a .txt file on the left to see it tokenized.", icon=":material/upload:")
             return None
         return up["text"], up["name"]
     raw = texts.time_machine_or_none()

@@ -41,7 +41,7 @@ def curves_figure(histories: dict[str, list[dict]], title: str) -> go.Figure:
             continue
         last_epoch = max(last_epoch, int(h["epoch"].max()))
         if single:
-            fig.add_trace(go.Scatter(x=h["epoch"][1:], y=h["train_ppl"][1:], name="train perplexity",
+            fig.add_trace(go.Scatter(x=h["epoch"], y=h["train_ppl"], name="train perplexity",
                                      mode="lines+markers"))
         fig.add_trace(go.Scatter(x=h["epoch"], y=h["val_ppl"], mode="lines+markers",
                                  name="validation perplexity" if single else name))
@@ -90,7 +90,7 @@ def settings_form_rows(preset: Preset, busy: bool) -> tuple[str, bool]:
                 if group == DATA else []
             settings_form.section(group, [SETTINGS[n] for n in FORM_SETTINGS if SETTINGS[n].group == group],
                                   prefix, lead)
-        submitted = st.form_submit_button("Train", type="primary", icon="▶️", disabled=busy)
+        submitted = st.form_submit_button("Train", type="primary", icon=":material/play_arrow:", disabled=busy)
     return st.session_state[source_key], submitted
 
 
@@ -128,7 +128,7 @@ def adopt_run_from_url() -> None:
     if job_manager().adopt(token, session_id()) is None:
         st.warning("The run in this address is no longer on this server: a finished run is kept while someone "
                    "watches it and for a while after, and a server restart forgets runs. Train it again below "
-                   "(its settings are in the form).", icon="⚠️")
+                   "(its settings are in the form).", icon=":material/warning:")
 
 
 def run_metrics(p: core_train.Progress) -> None:
@@ -149,17 +149,17 @@ def run_status(job) -> None:
         frac = p.step / p.total_steps if p and p.total_steps else 0.0
         st.progress(frac, text=f"epoch {p.epoch}/{job.config.epochs}, step {p.step}/{p.total_steps}"
                     if p else "preparing the data ...")
-        if not job.stopping and st.button("Stop", icon="⏹️", key=f"stop_{job.id}"):
+        if not job.stopping and st.button("Stop", icon=":material/stop:", key=f"stop_{job.id}"):
             job_manager().stop(job.id)
         if job.stopping:  # acknowledged at once, also in the very run that pressed Stop
-            st.info("Stopping: the run ends after the step in progress and keeps everything learnt.", icon="⏳")
+            st.info("Stopping: the run ends after the step in progress and keeps everything learnt.", icon=":material/hourglass_top:")
     elif job.status == "error":
-        st.error(plain(job.message, 600), icon="🚫")
+        st.error(plain(job.message, 600), icon=":material/error:")
     elif job.status == "diverged":
-        st.warning(job.message, icon="💥")
+        st.warning(job.message, icon=":material/error:")
     else:
         message = job.message if job.message.startswith(job.status) else f"{job.status}: {job.message}"
-        st.success(message, icon="✅")
+        st.success(message, icon=":material/check_circle:")
 
 
 @st.fragment(run_every=1.0)
@@ -169,7 +169,7 @@ def live_panel() -> None:
     current = [j for j in mine if j.active]
     latest = current[0] if current else (mine[-1] if mine else None)
     if latest is None:
-        st.info("No run yet: choose a preset and press **Train**.", icon="ℹ️")
+        st.info("No run yet: choose a preset and press **Train**.", icon=":material/info:")
         return
     if latest.active:
         st.session_state["training.watching"] = latest.id

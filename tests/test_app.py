@@ -1,17 +1,14 @@
-"""AppTest: the shell (navigation, Home, sidebar) and the Forecasting page."""
+"""AppTest: the shell (navigation, the chapter as first page, sidebar) and the Forecasting page."""
 from streamlit.testing.v1 import AppTest
 
 from apptest_util import ROOT, metric, page
 from ui.common import LABS
 
 
-def test_home_renders_with_links_to_every_lab():
+def test_the_app_opens_on_the_chapter():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
     assert not at.exception
-    assert at.title[0].value.endswith("RNN Lab")
-    blurbs = " ".join(m.value for m in at.markdown)
-    for lab in LABS:
-        assert lab.blurb in blurbs
+    assert at.title[0].value.startswith("RNN Lab: the chapter") and "Act 1" in at.header[0].value
     sidebar = " ".join(c.value for c in at.sidebar.caption)
     assert "Training device" in sidebar and ("CPU" in sidebar or "CUDA" in sidebar)
 

@@ -60,7 +60,7 @@ def test_text_cell_and_gradient_pages(page: Page, app_url, shots_dir):
     page.screenshot(path=str(shots_dir / "rnn_cell.png"), full_page=True)
 
     open_lab(page, app_url, "Gradient flow")
-    expect(page.get_by_text("Spectral radius ρ")).to_be_visible(timeout=30_000)
+    expect(page.get_by_text("Spectral radius ρ", exact=True)).to_be_visible(timeout=30_000)
     no_exception(page)
     page.screenshot(path=str(shots_dir / "gradient_flow.png"), full_page=True)
 
@@ -89,3 +89,24 @@ def test_training_tiny_run_moves_the_chart(page: Page, app_url, shots_dir, corpu
     expect(page.get_by_text("Compare and export")).to_be_visible(timeout=30_000)
     no_exception(page)
     page.screenshot(path=str(shots_dir / "training.png"), full_page=True)
+
+
+def test_walk_the_chapter_and_retrain_act_four(page: Page, app_url, shots_dir):
+    from conftest import corpus_path
+    page.goto(app_url)
+    expect(page.get_by_role("heading", name=re.compile("Act 1"))).to_be_visible(timeout=30_000)
+    for act, title in ((2, "Language into numbers"), (3, "A network with memory"), (4, "Training through time")):
+        page.get_by_role("button", name=re.compile(f"^{title}")).click()
+        expect(page.get_by_role("heading", name=re.compile(f"Act {act}"))).to_be_visible(timeout=30_000)
+        expect(page).to_have_url(re.compile(rf"act={act}(&|$)"), timeout=15_000)
+        no_exception(page)
+    expect(page.get_by_text(re.compile(r"^The stored run \(seed 0\)\. Training perplexity falls"))).to_be_visible()
+    if corpus_path() is None:
+        expect(page.get_by_role("button", name=re.compile("Retrain live"))).to_be_disabled()
+        return
+    page.get_by_role("button", name=re.compile("Retrain live")).click()
+    expect(page.get_by_text(re.compile(r"^Your run, seed 0 \(finished: epoch 60 of 60\)\. Training"))).to_be_visible(
+        timeout=90_000)
+    expect(page.get_by_text("Teacher forcing: why generating is harder than training")).to_be_visible()
+    no_exception(page)
+    page.screenshot(path=str(shots_dir / "chapter_act4.png"), full_page=True)

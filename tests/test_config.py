@@ -69,7 +69,7 @@ def test_int_settings_parse_whole_numbers(text, value):
 
 @pytest.mark.parametrize("name, text, message", [
     ("hidden_size", "4096", "at most 2048"), ("hidden_size", "1.5", "whole number"), ("lr", "nan", "finite"),
-    ("lr", "0", "at least"), ("cell", "cnn", "one of scratch, rnn, gru, lstm"), ("epochs", "x" * 10_000, "…"),
+    ("lr", "0", "at least"), ("cell", "cnn", "one of scratch, rnn, torch, gru, lstm"), ("epochs", "x" * 10_000, "…"),
 ])
 def test_bad_values_get_a_short_clear_message(name, text, message):
     with pytest.raises(ValueError, match=message) as info:

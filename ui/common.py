@@ -30,17 +30,17 @@ class Lab:
 
 # The labs in navigation order. app.py builds the menu from this list and Home links to each entry.
 LABS: list[Lab] = [
-    Lab("pages/forecasting.py", "Forecasting", "📈",
+    Lab("pages/forecasting.py", "Forecasting", ":material/show_chart:",
         "Fit an autoregressive model to a noisy sine and see why k-step forecasts fall apart."),
-    Lab("pages/tokens.py", "Text to tokens", "🔤",
+    Lab("pages/tokens.py", "Text to tokens", ":material/text_fields:",
         "Clean text, cut it into characters or BPE subwords, and count n-grams until the table runs out of data."),
-    Lab("pages/rnn_cell.py", "RNN cell", "🧠",
+    Lab("pages/rnn_cell.py", "RNN cell", ":material/memory:",
         "Step the recurrence through time, see the same weights reused, and check the gradients yourself."),
-    Lab("pages/sampling.py", "Sampling", "✍️",
+    Lab("pages/sampling.py", "Sampling", ":material/edit_note:",
         "Talk to a pretrained character RNN: prefix, temperature, top-k/top-p, and a look at its hidden state."),
-    Lab("pages/gradient_flow.py", "Gradient flow", "🌊",
+    Lab("pages/gradient_flow.py", "Gradient flow", ":material/waves:",
         "Turn the spectral radius of W_hh and watch the backpropagated gradient vanish or explode."),
-    Lab("pages/training.py", "Training", "🏋️",
+    Lab("pages/training.py", "Training", ":material/model_training:",
         "Train RNN, GRU and LSTM language models live on CPU or GPU; watch, stop, compare and export runs."),
 ]
 
@@ -98,7 +98,7 @@ def learner_errors():
     try:
         yield
     except ValueError as exc:
-        st.error(plain(exc, limit=600), icon="🚫")
+        st.error(plain(exc, limit=600), icon=":material/error:")
         st.stop()
 
 

@@ -26,7 +26,7 @@ def time_machine_or_none() -> str | None:
 
 def download_button() -> None:
     """Offer the download; on success the page reruns with the corpus."""
-    if st.button("Download The Time Machine now", icon="⬇️"):
+    if st.button("Download The Time Machine now", icon=":material/download:"):
         with st.spinner("Downloading and checking the SHA-1 ..."):
             try:
                 corpus.download_corpus(timeout=20)
@@ -53,7 +53,7 @@ def upload_widget(key: str) -> None:
             text = corpus.validate_upload(up.getvalue())
         except corpus.CorpusError as exc:
             st.session_state.pop(UPLOAD_KEY, None)
-            st.error(plain(exc, 400), icon="🚫")
+            st.error(plain(exc, 400), icon=":material/error:")
             return
         st.session_state[UPLOAD_KEY] = {"name": up.name, "text": text}
 
@@ -63,7 +63,7 @@ def uploaded() -> dict | None:
 
 
 def missing_corpus_message() -> None:
-    st.warning("The Time Machine is not available on this machine. " + corpus.HOW_TO_GET, icon="📄")
+    st.warning("The Time Machine is not available on this machine. " + corpus.HOW_TO_GET, icon=":material/description:")
 
 
 @st.cache_data(show_spinner=False, max_entries=16)

@@ -1,0 +1,437 @@
+"""The chapter as a story: four acts from a noisy sine to a network with memory, then what to poke at next.
+
+Each act is a function that draws a live figure from core/ (most reuse a lab's figure functions), says what
+it shows in a few sentences with the figure's own numbers, and links into the lab that goes deeper.
+"""
+from __future__ import annotations
+
+import html
+import math
+from urllib.parse import urlencode
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+from streamlit.errors import StreamlitAPIException
+
+from core import forecast, gradflow, passage, tokens
+from pages import forecasting, gradient_flow, rnn_cell
+from pages import tokens as tokens_page
+from ui import passage_run, texts, url_state
+from ui.common import BOOK, BOOK_URL, LABS, cite, learner_errors, plain
+from ui.plots import style
+
+ACTS = {1: "Predicting the next step", 2: "Language into numbers", 3: "A network with memory",
+        4: "Training through time", 5: "After the acts"}
+ACT_KEY = "chapter.act"
+
+
+# --- moving between acts ---------------------------------------------------------------------------------
+
+def _go(act: int) -> None:  # a button callback: runs before the act selector is drawn again
+    st.session_state[ACT_KEY] = act
+
+
+def choose_act() -> int:
+    return url_state.choice("Act", "act", 1, list(ACTS), widget="radio", horizontal=True,
+                            format_func=lambda n: f"{n} · {ACTS[n]}" if n < 5 else ACTS[n],
+                            label_visibility="collapsed")
+
+
+def step_buttons(act: int, where: str) -> None:
+    back, _, forward = st.columns([1, 2, 1])
+    if act > 1:
+        back.button(f"← {ACTS[act - 1]}", key=f"chapter.back.{where}", on_click=_go, args=(act - 1,))
+    if act < len(ACTS):
+        forward.button(f"{ACTS[act + 1]} →", key=f"chapter.next.{where}", on_click=_go, args=(act + 1,),
+                       type="primary")
+
+
+def deeper(lab_key: str, text: str, **query) -> None:
+    """A link into a lab, with the URL settings that show the point."""
+    lab = next(entry for entry in LABS if entry.key == lab_key)
+    params = {k: str(v) for k, v in query.items()}
+    try:
+        st.page_link(lab.path, label=f"{text}: the {lab.title} lab", icon=lab.icon, query_params=params or None)
+    except StreamlitAPIException:  # the page run on its own, without app.py's navigation (tests)
+        st.markdown(f"[{text}: the {lab.title} lab](/{lab.key}?{urlencode(params)})")
+
+
+# --- Act 1 -----------------------------------------------------------------------------------------------
+
+def act_predicting() -> None:
+    st.markdown(
+        "A sequence model guesses what comes next from what came before. Start with numbers: a sine wave with "
+        "noise, and the plainest model there is, a weighted sum of the last τ values, fitted by least squares.")
+    tau = url_state.int_slider("Window τ: how many past values the model sees", "tau", 4, 1, 32)
+    s = forecasting.Settings(T=1000, n_train=600, tau=tau, k=16, sigma=0.2, seed=0)
+    with learner_errors():
+        x = forecasting.series(s.T, s.sigma, s.seed)
+        a = forecast.analyse(x, s.tau, s.n_train, s.k)
+    m1, m2, m3 = st.columns(3)
+    m1.metric("One step ahead, training range", f"{a.train_mse:.3f}")
+    m2.metric("One step ahead, test range", f"{a.test_mse:.3f}")
+    m3.metric("16 steps ahead, test range", f"{a.k_mse:.3f}")
+    st.plotly_chart(forecasting.forecasts_figure(s, x, a), width="stretch")
+    st.caption(forecasting.summary(s, a))
+    if a.horizon is not None:
+        st.plotly_chart(forecasting.horizon_figure(s, a), width="stretch")
+        st.caption(f"Test error against the horizon k: {a.horizon[0]:.3f} at k = 1, {a.horizon[15]:.3f} at k = 16 "
+                   f"and {a.horizon[-1]:.3f} at k = {len(a.horizon)}; guessing a constant scores "
+                   f"{a.test_variance:.3f}.")
+    st.markdown(
+        f"One step ahead the model is nearly as good as the noise allows (σ² = {s.sigma ** 2:.2f}). Sixteen steps "
+        "ahead it must build on its own guesses, and each guess inherits the last one's error: the errors "
+        "snowball. Fed nothing but its own guesses (dashed), the forecast forgets the wave altogether. "
+        "**Next:** text is a sequence too, and there the past that matters is much longer than four steps.")
+    deeper("forecasting", "Every horizon and window", tau=tau)
+
+
+# --- Act 2 -----------------------------------------------------------------------------------------------
+
+def act_language() -> None:
+    st.markdown("To model text, first turn it into numbers: clean it, cut it into tokens (here single characters), "
+                "and give each token an id.")
+    raw = texts.time_machine_or_none()
+    if raw is None:
+        texts.missing_corpus_message()
+        return
+    text = texts.cleaned(raw, "letters")
+    vocab = texts.char_vocab(text)
+    c_raw, c_clean = st.columns(2)
+    c_raw.markdown("**The book as stored**")
+    c_raw.code(raw[:220], language=None, wrap_lines=True)
+    c_clean.markdown("**Cleaned: lower-case letters and spaces**")
+    c_clean.code(text[:180], language=None, wrap_lines=True)
+    shown = " ".join("␣" if t == " " else t for t in vocab.idx_to_token[1:])
+    st.markdown(f"That leaves **{len(vocab)} tokens**: {shown}, and one id for anything unknown. "
+                f"The whole book is {len(text):,} of them.")
+    _, cov = texts.ngram_statistics(text, "char", 0)
+    st.plotly_chart(tokens_page.coverage_figure(cov), width="stretch")
+    last = cov[-1]
+    st.caption(ngram_summary(cov))
+    st.markdown(
+        f"The simplest language model counts: how often does each character follow each context of n − 1 "
+        f"characters? The table needs a row per context, and the contexts multiply: with n = {last.n} there are "
+        f"{last.possible:,} possible {last.n}-grams, and the whole book shows only {last.distinct:,} of them "
+        f"({100 * last.share:.2g}%). Most contexts are never seen, so a table says nothing about them. "
+        "**Next:** instead of a table over every possible past, keep a running summary of the past, a "
+        "*hidden state*, and update it one token at a time:")
+    st.latex(r"P(x_t \mid x_{t-1}, \dots, x_1) \approx P(x_t \mid h_{t-1}), \qquad h_t = f(x_t, h_{t-1})")
+    deeper("tokens", "BPE subwords, Zipf's law and the parameter calculator")
+
+
+def ngram_summary(cov: list[tokens.Coverage]) -> str:
+    parts = ", ".join(f"n = {c.n}: {c.distinct:,} of {c.possible:,}" for c in cov)
+    return f"Distinct n-grams seen in the book against the possible ones: {parts}."
+
+
+# --- Act 3 -----------------------------------------------------------------------------------------------
+
+def window_figure(V: int, h: int, max_window: int = 20) -> go.Figure:
+    """Parameters against the context length: a fixed-window network grows, an RNN stays flat."""
+    n = np.arange(1, max_window + 1)
+    rnn = sum(tokens.rnn_parameter_terms(V, 0, h).values())
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=n, y=[tokens.window_model_parameters(V, int(k), h) for k in n], mode="lines+markers",
+                             name="fixed-window network (the last n tokens side by side)"))
+    fig.add_trace(go.Scatter(x=n, y=[rnn] * len(n), name="RNN (one token at a time, any context)",
+                             mode="lines", line=dict(width=3)))
+    style(fig, "Parameters against how much of the past the model reads", "tokens of context n", "parameters",
+          height=360, legend_below=True)
+    fig.update_yaxes(rangemode="tozero")
+    fig.update_layout(xaxis=dict(dtick=2))
+    return fig
+
+
+def act_memory() -> None:
+    st.markdown("A hidden **layer** (as in any network) computes features of the current input and forgets them. "
+                "A hidden **state** is a hidden layer that is kept and handed to the next step. The whole "
+                "difference is one term:")
+    st.latex(r"\text{hidden layer: } H = \phi(X W_{xh} + b_h) \qquad"
+             r"\text{hidden state: } H_t = \phi(X_t W_{xh} + \textcolor{#d62728}{H_{t-1} W_{hh}} + b_h)")
+    st.markdown("The same W_xh, W_hh and W_hq are used at every step, so the network can read a text of any "
+                "length without growing. (Rows are examples here, as in the book: X is batch × inputs.)")
+    h = url_state.int_slider("Hidden units h", "h", 32, 4, 512, step=4)
+    V = 28
+    rnn = sum(tokens.rnn_parameter_terms(V, 0, h).values())
+    st.plotly_chart(window_figure(V, h), width="stretch")
+    w5, w20 = tokens.window_model_parameters(V, 5, h), tokens.window_model_parameters(V, 20, h)
+    st.caption(f"With |V| = {V} characters and h = {h}: a network that reads the last 5 characters side by side "
+               f"has {w5:,} parameters and one that reads 20 has {w20:,}; the RNN has {rnn:,} whatever the context, "
+               f"and carries the past in a state of {h} numbers.")
+    st.markdown("The step before the RNN, a *fixed-window* neural language model, puts the last n tokens side by "
+                "side and feeds them to a hidden layer: its input weights grow with the window, and it still sees "
+                "nothing older. The RNN reads one token at a time and folds it into its state. Unrolled through "
+                "time it looks like a very deep network whose layers all share the same weights:")
+    st.plotly_chart(rnn_cell.unrolled_figure("time", 4, 4), width="stretch")
+    st.markdown("**Next:** training it means backpropagating through all those shared steps.")
+    deeper("rnn_cell", "Step the recurrence and check its gradients")
+
+
+# --- Act 4 -----------------------------------------------------------------------------------------------
+
+def passage_figure(history: list[dict], vocab_size: int, title: str) -> go.Figure:
+    """Training and held-out perplexity per epoch of a passage run, with a uniform guess for scale."""
+    h = pd.DataFrame(history)
+    fig = go.Figure()
+    if not h.empty:
+        fig.add_trace(go.Scatter(x=h["epoch"], y=h["train_ppl"], name="the passage (training)",
+                                 mode="lines+markers", marker=dict(size=4), line=dict(width=3)))
+        fig.add_trace(go.Scatter(x=h["epoch"], y=h["val_ppl"], name="the text after it (held out)",
+                                 mode="lines", line=dict(dash="dash")))
+    fig.add_hline(y=vocab_size, line_dash="dot", line_color="gray",
+                  annotation_text=f"a uniform guess: {vocab_size}", annotation_position="top left")
+    style(fig, title, "epoch", "perplexity", height=360, log_y=True, legend_below=True)
+    fig.update_yaxes(tickvals=[1, 1.5, 2, 3, 5, 10, 20, 30, 50, 100], range=[-0.02, math.log10(200)])
+    return fig
+
+
+def passage_summary(history: list[dict], vocab_size: int, seconds: float | None) -> str:
+    first, last = history[0], history[-1]
+    took = f" in {seconds:.1f} s" if seconds else ""
+    return (f"Training perplexity falls from {first['train_ppl']:.1f} (a uniform guess over {vocab_size} characters "
+            f"is {vocab_size}) to {last['train_ppl']:.2f} after {last['epoch']} epochs{took}; on the text after the "
+            f"passage it goes from {first['val_ppl']:.1f} to {last['val_ppl']:.1f}.")
+
+
+def retrain_controls(raw: str | None) -> None:
+    job = passage_run.current()
+    c_seed, c_go = st.columns([1, 2], vertical_alignment="bottom")
+    with c_seed:
+        seed = url_state.int_input("Seed", "seed", 0, 0, 10_000, help="Another seed: other starting weights and "
+                                   "another order of the windows.")
+    busy = job is not None and job.active
+    if c_go.button("Retrain live", icon=":material/play_arrow:", disabled=raw is None or busy, type="primary",
+                   key="chapter.retrain"):
+        with learner_errors():
+            passage_run.start(seed, raw)
+        st.rerun()
+    if raw is None:
+        st.caption("Retraining needs the corpus. " + plain(passage.COMMAND) + " rebuilt the stored run below.")
+
+
+def run_view(baked: passage.Baked) -> None:
+    """The live run while it trains (refreshing twice a second), its result after, else the stored run."""
+    job = passage_run.current()
+    if job is None:
+        draw_run(baked.history, baked.samples, baked.meta["training_seconds"], "The stored run (seed 0)",
+                 baked.vocab_size)
+    elif job.active:
+        st.fragment(run_every=0.5)(live_run)(baked.vocab_size)
+    else:
+        live_run(baked.vocab_size)
+
+
+def live_run(vocab_size: int) -> None:
+    job = passage_run.current()
+    if job is None:
+        return
+    rows = passage_run.history(job)
+    if job.status == "error":
+        st.error(plain(job.message, 600), icon=":material/error:")
+    elif rows:
+        seconds = job.result.elapsed if job.result is not None else None
+        state = "training" if job.active else job.status
+        draw_run(rows, passage.samples_to_show(rows), seconds,
+                 f"Your run, seed {job.config.seed} ({state}: epoch {rows[-1]['epoch']} of {job.config.epochs})",
+                 vocab_size)
+    else:
+        st.info("Starting the run ...")
+    if not job.active and st.session_state.get("chapter.was_active"):
+        st.session_state["chapter.was_active"] = False
+        st.rerun()  # the whole page once more, without the refresh
+    st.session_state["chapter.was_active"] = job.active
+
+
+def draw_run(history: list[dict], samples: dict[int, str], seconds: float | None, title: str,
+             vocab_size: int) -> None:
+    st.plotly_chart(passage_figure(history, vocab_size, title), width="stretch")
+    st.caption(f"{title}. {passage_summary(history, vocab_size, seconds)}")
+    prefix = passage.config().sample_prefix
+    st.table(pd.DataFrame({"epoch": list(samples), f"greedy continuation of “{prefix}”": list(samples.values())})
+             .set_index("epoch"))
+
+
+def marked(guesses: str, truth: str) -> str:
+    """Characters as HTML, each wrong one marked (generated letters and spaces, escaped all the same)."""
+    cells = []
+    for g, t in zip(guesses, truth):
+        ch = html.escape("·" if g == " " else g)
+        cells.append(ch if g == t else f'<span style="background:#f4c7c3;text-decoration:underline">{ch}</span>')
+    return "".join(cells)
+
+
+def teacher_forcing_view(tf: passage.TeacherForcing, label: str, width: int = 90) -> None:
+    truth = tf.text[tf.prefix: tf.prefix + width]
+    first = tf.first_free_miss
+    st.markdown(f"**{label}.** Teacher forcing: **{100 * tf.forced_accuracy:.0f}%** of the next characters right. "
+                f"Free running: **{100 * tf.free_accuracy:.0f}%**"
+                + (f", first mistake after {first} characters." if first is not None else ", no mistake."))
+    rows = [("the text", html.escape(truth.replace(" ", "·"))), ("teacher forcing", marked(tf.forced, truth)),
+            ("free running", marked(tf.free, truth))]
+    body = "".join(f"<tr><th style='text-align:left;padding-right:1em;font-weight:normal'>{name}</th>"
+                   f"<td style='font-family:monospace'>{line}</td></tr>" for name, line in rows)
+    st.markdown(f"<div style='overflow-x:auto;white-space:nowrap;margin-bottom:1em'><table style='border:none'>"
+                f"{body}</table></div>", unsafe_allow_html=True)
+
+
+def teacher_forcing_section(baked: passage.Baked, raw: str | None) -> None:
+    st.subheader("Teacher forcing: why generating is harder than training")
+    st.markdown(
+        "In training, every step reads the **true** previous character, whatever the network guessed: this is "
+        "called *teacher forcing*. When it generates, nobody supplies the truth: it reads its **own** previous "
+        "guess, and one wrong guess changes everything after it. Both ways, on the stored run's weights "
+        "(wrong characters marked):")
+    if raw is None:
+        texts.missing_corpus_message()
+        return
+    text = passage.passage(raw)
+    epochs = sorted(baked.models)
+    for epoch in epochs:
+        teacher_forcing_view(passage.teacher_forcing(baked.models[epoch], text), f"After {epoch} epochs")
+    after = passage.teacher_forcing(baked.models[epochs[-1]], text[-18:] + passage.continuation(raw, 200))
+    teacher_forcing_view(after, f"After {epochs[-1]} epochs, on the text after the passage")
+    st.markdown("It is Act 1 again: a forecast built on its own guesses drifts. A half-trained network gets most "
+                "single characters right when it is given the truth, yet its own text leaves the passage at once. "
+                "On text it has never seen, it falls back on what it memorised.")
+
+
+def act_training() -> None:
+    st.markdown(
+        "Now train one. The chapter's recipe: a tanh RNN reads one-hot characters, predicts each next one, and "
+        "is trained by backpropagation through time with gradient clipping and minibatch SGD. Here it learns a "
+        f"single passage, the first {passage.passage_length(passage.config())} characters of the cleaned book, "
+        "and nothing else. Perplexity is the number of characters it is effectively choosing between.")
+    try:
+        baked = passage_run.baked()
+    except ValueError as exc:
+        st.error(plain(exc, 400), icon=":material/error:")
+        return
+    raw = texts.time_machine_or_none()
+    retrain_controls(raw)
+    run_view(baked)
+    st.markdown(
+        "Be clear about what this shows: the network **memorises** one passage, so it shows how training "
+        "works, not how well a model generalises. The held-out curve says so: on the text that follows, "
+        "perplexity rises far above a uniform guess.")
+    teacher_forcing_section(baked, raw)
+    deeper("training", "Train on the whole book, with GRU and LSTM too", preset="passage")
+
+
+# --- After the acts --------------------------------------------------------------------------------------
+
+CLAIMS = (  # (claim, lab, link text, query)
+    ("Forecasts decay with the horizon: the further ahead, the closer to a constant guess.", "forecasting",
+     "Push k to 64", {"tau": 4, "k": 64}),
+    ("A small trained RNN captures its text's statistics: spelling, common words, where spaces go.", "sampling",
+     "Sample from a pretrained character RNN", {"temp": 0.5}),
+    ("The recurrent weights sit between vanishing and exploding gradients.", "gradient_flow",
+     "Turn the weight scale past 1", {"scale": 1.2}),
+)
+
+
+def claims() -> None:
+    st.subheader("Three claims, yours to poke at")
+    for n, (claim, lab_key, text, query) in enumerate(CLAIMS, 1):
+        st.markdown(f"{n}. {claim}")
+        deeper(lab_key, text, **query)
+
+
+def bptt_in_detail() -> None:
+    st.subheader("Backpropagation through time, in detail")
+    st.markdown("The loss at step t depends on the state at every earlier step through the same W_hh. Leaving out "
+                "the tanh slopes, the gradient reaching a state k steps back has been multiplied by W_hhᵀ k times: "
+                "a sum of terms with growing powers of W_hhᵀ.")
+    st.latex(r"\frac{\partial L}{\partial h_t} = \sum_{j \ge t} (W_{hh}^\top)^{\,j-t}\, "
+             r"\frac{\partial \ell_j}{\partial h_j} \qquad \text{(column convention, linear case)}")
+    scale = url_state.select_slider("Weight scale (× a random W_hh)", "scale", 1.0, gradient_flow.SCALES)
+    with learner_errors():
+        a = gradflow.analyse(n=32, scale=scale, T=24)
+    st.plotly_chart(gradient_flow.norms_figure(a), width="stretch")
+    st.caption(f"Spectral radius ρ = {a.rho:.2f}. The term from 24 steps back has norm {a.linear[-1]:.3g} "
+               f"(the newest is 1); through tanh it is {a.tanh[-1]:.3g}.")
+    st.markdown(
+        "- **Full** backpropagation runs the sum all the way back: exact, but slow and numerically fragile.\n"
+        "- **Regular truncation** stops after a fixed number of steps (the windows of `num_steps` the labs use): "
+        "cheap, and biased towards short-range dependencies.\n"
+        "- **Randomized truncation** stops after a random number of steps and reweights the terms so the "
+        "gradient is right on average; in practice it does no better than regular truncation.\n\n"
+        "Clipping rescales the whole gradient when its norm exceeds θ: it tames explosions but cannot bring back "
+        "a vanished gradient. Gates (GRU, LSTM) give the gradient a path that is not multiplied by W_hh at every "
+        "step.")
+
+
+def concise_version(raw: str | None) -> None:
+    st.subheader("The concise version")
+    st.markdown("A recurrence written as a Python loop, one matrix product per step, and PyTorch's `nn.RNN` "
+                "compute the same thing. Both, on the passage run, timed on this server:")
+    left, right = st.columns(2)
+    left.code("for t in range(steps):\n    H = torch.tanh(XW[:, t] + H @ W_hh + b_h)\n    outputs.append(H)",
+              language="python")
+    right.code("rnn = nn.RNN(len(vocab), hidden, batch_first=True)\noutputs, H = rnn(X, H)", language="python")
+    if raw is None:
+        texts.missing_corpus_message()
+        return
+    if st.button("Time both (about a second)", key="chapter.time_cells"):
+        with st.spinner("Training four epochs with each ..."):
+            st.session_state["chapter.timings"] = passage.time_cells(raw)
+    timings = st.session_state.get("chapter.timings")
+    if timings:
+        st.dataframe(pd.DataFrame([{"cell": t.label, "seconds per epoch": round(t.seconds_per_epoch, 3),
+                                    "perplexity after 4 epochs": round(t.perplexity, 2)} for t in timings]),
+                     hide_index=True)
+        st.caption("Seconds per epoch include a validation pass and a sample. The perplexities differ a little "
+                   "because the two draw their random starting weights in a different order.")
+
+
+def three_things() -> None:
+    st.subheader("Three things to remember")
+    st.markdown(
+        "1. A recurrent network keeps a **state** of fixed size and updates it with the same weights at every "
+        "step, so it can read any length of past without growing.\n"
+        "2. It is trained with the truth fed in (**teacher forcing**) but generates from its own guesses, so "
+        "its errors compound over the horizon, exactly like Act 1's forecasts.\n"
+        "3. Its gradient is a product of as many factors as there are steps: it **vanishes or explodes** unless "
+        "the recurrent weights stay near the edge, which is why clipping, truncation and gates exist.")
+
+
+def after_the_acts() -> None:
+    claims()
+    bptt_in_detail()
+    concise_version(texts.time_machine_or_none())
+    three_things()
+    st.subheader("All the labs")
+    for lab in LABS:
+        col_link, col_text = st.columns([1, 3])
+        col_link.page_link(lab.path, label=lab.title, icon=lab.icon)
+        col_text.markdown(lab.blurb)
+
+
+# --- the page --------------------------------------------------------------------------------------------
+
+ACT_BODIES = {1: act_predicting, 2: act_language, 3: act_memory, 4: act_training, 5: after_the_acts}
+ACT_SECTIONS = {1: "9.1 Working with Sequences", 2: "9.2 Converting Raw Text into Sequence Data and 9.3 "
+                "Language Models", 3: "9.4 Recurrent Neural Networks", 4: "9.5 Recurrent Neural Network "
+                "Implementation from Scratch and 9.7 Backpropagation Through Time", 5: "9.6 Concise "
+                "Implementation and 9.7 Backpropagation Through Time"}
+
+
+def main() -> None:
+    url_state.page("chapter")
+    st.title("RNN Lab: the chapter in four acts")
+    st.markdown(
+        f"From a noisy sine to a network with memory, following the RNN chapter of [{BOOK.split(' (')[0]}]"
+        f"({BOOK_URL}). Every figure is computed live by the labs' own code; each act ends with a door into "
+        "the lab that goes deeper.")
+    act = choose_act()
+    st.header(f"Act {act} · {ACTS[act]}" if act < 5 else ACTS[act])
+    ACT_BODIES[act]()
+    cite(ACT_SECTIONS[act])
+    st.divider()
+    step_buttons(act, "bottom")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,148 @@
+"""The chapter's Act 4 (core.passage) and the pieces the chapter added to core: the passage preset, its stored
+run, teacher forcing, the forecast from the end of the training range, and the fixed-window parameter count."""
+import json
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from core import forecast, passage, tokens
+from core.config import PRESETS, TrainConfig
+from core.sampling import LanguageModel
+from core.train import train
+
+
+@pytest.fixture(scope="module")
+def corpus_text(corpus_file):
+    return corpus_file.read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def passage_run(corpus_text):
+    return train(passage.config(0), text=corpus_text)
+
+
+def test_the_passage_preset_memorises_its_passage(passage_run, corpus_text):
+    h = passage_run.history
+    V = len(passage_run.lm.vocab)
+    assert h[0]["train_ppl"] >= 20 and h[0]["train_ppl"] == pytest.approx(V, rel=0.05)  # a uniform guess
+    assert h[-1]["train_ppl"] <= 1.5
+    assert h[-1]["val_ppl"] > h[0]["val_ppl"]          # the text after it: memorised, not learnt
+    words = set(passage.passage(corpus_text).split())
+    last = passage.samples_to_show(h)[h[-1]["epoch"]].split()
+    assert len(last) >= 8 and all(w in words for w in last[:-1])   # the last word may be cut short
+    assert len(set(passage.samples_to_show(h)[0].replace(" ", ""))) <= 6  # epoch 0: a few letters, repeated
+
+
+def test_the_passage_is_cut_from_the_corpus_at_run_time(corpus_text):
+    cfg = passage.config()
+    text = passage.passage(corpus_text)
+    assert len(text) == cfg.num_train + cfg.num_steps == passage.passage_length(cfg)
+    assert text.startswith(cfg.sample_prefix[:3]) and set(text) <= set("abcdefghijklmnopqrstuvwxyz ")
+    after = passage.continuation(corpus_text, 50)
+    assert len(after) == 50 and not text.endswith(after)
+    with pytest.raises(ValueError, match="at least"):
+        passage.passage("too short")
+
+
+def test_greedy_samples_use_the_sample_temperature():
+    assert PRESETS["passage"].config.sample_temperature == 0.0
+    assert TrainConfig().sample_temperature == 0.8
+    with pytest.raises(ValueError):
+        TrainConfig(sample_temperature=-1.0)
+
+
+def test_the_stored_run_loads_and_matches_what_its_command_writes(tmp_path, corpus_text):
+    stored = passage.load_baked()
+    meta = passage.bake(corpus_text, tmp_path, seed=0)   # the rebuild command's own function
+    rebuilt = passage.load_baked(tmp_path)
+    assert set(meta) == set(stored.meta)
+    assert stored.meta["command"] == f"{passage.COMMAND} --seed 0"
+    assert set(stored.models) == set(rebuilt.models) == {passage.HALF_WAY, 60}
+    assert list(stored.samples) == list(rebuilt.samples) == [*passage.SHOWN_EPOCHS, 60]
+    assert stored.vocab_size == rebuilt.vocab_size == 28
+    assert [set(r) for r in stored.history] == [set(r) for r in rebuilt.history]
+    assert all("sample" not in r for r in stored.history)
+    # same seed, same steps: the stored numbers are what the command reproduces on a CPU
+    assert rebuilt.history[-1]["train_ppl"] == pytest.approx(stored.history[-1]["train_ppl"], rel=1e-3)
+    assert rebuilt.samples[60] == stored.samples[60]
+
+
+def test_a_damaged_stored_run_says_how_to_rebuild(tmp_path):
+    with pytest.raises(ValueError, match="python -m core passage"):
+        passage.load_baked(tmp_path)
+    (tmp_path / passage.BAKED).write_text("{not json")
+    with pytest.raises(ValueError, match="python -m core passage"):
+        passage.load_baked(tmp_path)
+
+
+def test_teacher_forcing_feeds_the_truth_and_free_running_its_own_guesses(passage_run, corpus_text):
+    lm = passage_run.lm
+    text = passage.passage(corpus_text)
+    tf = passage.teacher_forcing(lm, text, prefix=10)
+    assert len(tf.forced) == len(tf.free) == len(text) - 10
+    assert tf.forced_accuracy == pytest.approx(np.mean([g == t for g, t in zip(tf.forced, text[10:])]))
+    assert tf.forced_accuracy > 0.95     # it memorised the passage
+    # the free-running guesses are exactly a greedy sample from the prefix
+    from core.sampling import sample
+    assert tf.free == sample(lm, text[:10], len(text) - 10, temperature=0.0).text
+    half = train(replace(passage.config(0), epochs=15), text=corpus_text).lm
+    tf_half = passage.teacher_forcing(half, text, prefix=10)
+    assert tf_half.forced_accuracy > tf_half.free_accuracy   # one wrong guess derails the rest
+
+
+def test_teacher_forcing_hits_and_checks():
+    tf = passage.TeacherForcing("abcdef", 2, forced="cdxf", free="cxxx")
+    assert tf.forced_accuracy == 0.75 and tf.free_accuracy == 0.25 and tf.first_free_miss == 1
+    assert passage.TeacherForcing("abcd", 1, "bcd", "bcd").first_free_miss is None
+
+
+def test_teacher_forcing_rejects_bad_input(passage_run):
+    lm: LanguageModel = passage_run.lm
+    with pytest.raises(ValueError):
+        passage.teacher_forcing(lm, "")
+    with pytest.raises(ValueError, match="does not know"):
+        passage.teacher_forcing(lm, "Hello, world!", prefix=2)
+    with pytest.raises(ValueError):
+        passage.teacher_forcing(lm, "ab", prefix=5)
+
+
+def test_the_forecast_from_the_end_uses_only_the_training_range():
+    x = forecast.make_series(400, 0.2, 0)
+    model = forecast.fit_ar(x, 4, 300)
+    f = forecast.forecast_from_end(model, x, 300)
+    assert np.isnan(f[:300]).all() and np.isfinite(f[300:]).all()
+    changed = x.copy()
+    changed[300:] = 99.0                              # the test range never enters
+    assert np.array_equal(forecast.forecast_from_end(model, changed, 300), f, equal_nan=True)
+    window = list(x[296:300])                         # by hand: feed the model its own guesses
+    for i in range(300, 400):
+        window.append(float(np.dot(model.weights, window[-4:]) + model.bias))
+        assert f[i] == pytest.approx(window[-1], abs=1e-12)
+    a = forecast.analyse(forecast.make_series(1000, 0.2, 0), 4, 600, 16)
+    assert a.still_moving < 0.01 and abs(a.settles_at) < 0.5   # at rest, far from the swinging data
+
+
+def test_a_fixed_window_model_grows_with_its_window_and_an_rnn_does_not():
+    V, h = 28, 32
+    assert tokens.window_model_parameters(V, 1, h) == V * h + h + h * V + V
+    assert tokens.window_model_parameters(V, 5, h) - tokens.window_model_parameters(V, 4, h) == V * h
+    rnn = sum(tokens.rnn_parameter_terms(V, 0, h).values())
+    assert rnn == tokens.window_model_parameters(V, 1, h) + h * h
+    with pytest.raises(ValueError):
+        tokens.window_model_parameters(V, 0, h)
+
+
+def test_time_cells_runs_the_scratch_loop_and_nn_rnn(corpus_text):
+    timings = passage.time_cells(corpus_text, ("scratch", "torch"), epochs=2)
+    assert [t.cell for t in timings] == ["scratch", "torch"]
+    assert all(t.seconds_per_epoch > 0 and 1 < t.perplexity < 40 for t in timings)
+
+
+def test_the_book_split_reports_the_starting_training_perplexity():
+    text = "the quick brown fox jumps over the lazy dog " * 40
+    r = train(TrainConfig(num_train=200, num_val=50, num_steps=8, hidden_size=8, epochs=1, batch_size=50,
+                          init="book"), text=text)
+    V = len(r.lm.vocab)
+    assert math.isfinite(r.history[0]["train_ppl"]) and r.history[0]["train_ppl"] == pytest.approx(V, rel=0.02)
