@@ -166,6 +166,9 @@ def act_memory() -> None:
                 "nothing older. The RNN reads one token at a time and folds it into its state. Unrolled through "
                 "time it looks like a very deep network whose layers all share the same weights:")
     st.plotly_chart(rnn_cell.unrolled_figure("time", 4, 4), width="stretch")
+    st.caption("The network reading “time”, unrolled over four steps: inputs x1..x4 at the bottom, states H1..H4 "
+               "in the middle, outputs O1..O4 on top. Every step uses the same W_xh, W_hh and W_hq; the last step "
+               "is marked.")
     st.markdown("**Next:** training it means backpropagating through all those shared steps.")
     deeper("rnn_cell", "Step the recurrence and check its gradients")
 
@@ -205,9 +208,11 @@ def retrain_controls(raw: str | None) -> None:
     busy = job is not None and job.active
     if c_go.button("Retrain live", icon=":material/play_arrow:", disabled=raw is None or busy, type="primary",
                    key="chapter.retrain"):
-        with learner_errors():
+        try:
             passage_run.start(seed, raw)
-        st.rerun()
+            st.rerun()
+        except ValueError as exc:  # e.g. the server's training slots are all taken: say so, keep the act
+            st.warning(plain(exc, 400), icon=":material/hourglass_top:")
     if raw is None:
         st.caption("Retraining needs the corpus. " + plain(passage.COMMAND) + " rebuilt the stored run below.")
 
