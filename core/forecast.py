@@ -38,6 +38,16 @@ def make_series(T: int = 1000, noise: float = 0.2, seed: int = 0) -> np.ndarray:
     return np.sin(0.01 * t) + noise * rng.standard_normal(T)
 
 
+def noise_power(x: np.ndarray, start: int, stop: int) -> float:
+    """Mean square of the noise in x[start:stop] of a make_series series (x minus the sine it was made from):
+    the smallest one-step MSE any model could expect there."""
+    x = check_finite_array("x", x, ndim=1)
+    start = check_int("start", start, 0, len(x) - 1)
+    stop = check_int("stop", stop, start + 1, len(x))
+    t = np.arange(start + 1, stop + 1, dtype=np.float64)
+    return float(np.mean((x[start:stop] - np.sin(0.01 * t)) ** 2))
+
+
 def lag_matrix(x: np.ndarray, tau: int) -> tuple[np.ndarray, np.ndarray]:
     """Features (rows x[i-tau:i]) and labels x[i] for every i = tau..len(x)-1."""
     x = check_finite_array("x", x, ndim=1)

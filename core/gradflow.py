@@ -112,6 +112,34 @@ def clip(norm: float, theta: float) -> float:
     return float(min(norm, theta))
 
 
+def clip_whole(norms: np.ndarray, theta: float) -> tuple[np.ndarray, float]:
+    """Clipping as training does it (core.models.clip_gradients): the whole gradient, here the gradients
+    with respect to every step's state stacked into one vector, of norm sqrt(sum ||g_k||^2), is rescaled once
+    by min(1, theta / that norm). Returns every step's norm after that rescaling, and the factor. Every step
+    shrinks by the same factor, so the direction, and each step's share of the gradient, are unchanged."""
+    norms = np.asarray(norms, dtype=np.float64)
+    theta = check_real("clipping threshold", theta, 0.0, lo_open=True)
+    total = float(np.sqrt(np.sum(norms ** 2)))
+    factor = min(1.0, theta / total) if total > 0 else 1.0
+    return norms * factor, factor
+
+
+def distant_share(norms: np.ndarray) -> float:
+    """The share of the squared gradient norm carried by the older half of the steps (k > T/2)."""
+    sq = np.asarray(norms, dtype=np.float64) ** 2
+    total = float(sq.sum())
+    return float(sq[len(sq) // 2 + 1:].sum() / total) if total > 0 else 0.0
+
+
+def rate_guide(norms: np.ndarray, rho: float) -> np.ndarray:
+    """A line of slope rho per step (on a log scale) through the last point: ||g_k|| ~ C rho^k describes how
+    the linear norm changes once the largest eigenvalue dominates, not its value from k = 0."""
+    norms = np.asarray(norms, dtype=np.float64)
+    k = np.arange(len(norms))
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        return norms[-1] * float(rho) ** (k - k[-1])
+
+
 @dataclass
 class Analysis:
     W: np.ndarray
@@ -121,7 +149,14 @@ class Analysis:
     tanh: np.ndarray | None
     regime: str
     growth: float
-    clipped: np.ndarray
+    clipped: np.ndarray        # every step's norm after clipping the whole gradient (clip_whole)
+    clip_factor: float         # the one factor clipping multiplies every step by (1: no clipping)
+    mean_slope: float | None   # mean tanh slope 1 - h^2 over the forward run (None without tanh)
+    saturated: float | None    # share of units with |h| > 0.99
+
+    @property
+    def guide(self) -> np.ndarray:
+        return rate_guide(self.linear, self.rho)
 
     @property
     def shown(self) -> np.ndarray:
@@ -138,5 +173,10 @@ def analyse(n: int = 32, scale: float = 1.0, T: int = 24, kind: str = "gaussian"
     linear = linear_gradient_norms(W, T, seed=seed)
     tanh = tanh_gradient_norms(W, T, input_scale, seed) if use_tanh else None
     shown = linear if tanh is None else tanh
+    clipped, factor = clip_whole(shown, theta)
+    slope = saturated = None
+    if use_tanh:
+        hs = tanh_forward(W, T, input_scale, seed)[1][1:]
+        slope, saturated = float(np.mean(1.0 - hs ** 2)), float(np.mean(np.abs(hs) > 0.99))
     return Analysis(W, spectral_radius(W), np.linalg.eigvals(W), linear, tanh, regime(float(shown[-1])),
-                    growth_factor(shown), np.array([clip(float(v), theta) for v in shown]))
+                    growth_factor(shown), clipped, factor, slope, saturated)

@@ -237,21 +237,26 @@ def zipf_curve(ids, n: int) -> np.ndarray:
 @dataclass(frozen=True)
 class Coverage:
     n: int
-    distinct: int
-    possible: int   # |V|^n (as a Python int: it can be huge)
+    distinct: int   # distinct n-grams in the text
+    symbols: int    # token types that occur in the text (S): <unk> and unused BPE tokens are not counted
     total: int      # n-gram positions in the text
+
+    @property
+    def possible(self) -> int:
+        """S^n n-grams could be formed from the token types that occur (a Python int: it can be huge)."""
+        return self.symbols ** self.n
 
     @property
     def share(self) -> float:
         return self.distinct / self.possible
 
 
-def ngram_coverage(ids, vocab_size: int, max_n: int = 5) -> list[Coverage]:
-    """For n = 1..max_n: distinct n-grams seen against the |V|^n possible ones."""
-    vocab_size = check_int("vocab_size", vocab_size, 1)
+def ngram_coverage(ids, max_n: int = 5) -> list[Coverage]:
+    """For n = 1..max_n: distinct n-grams seen against the S^n that the S token types occurring could form."""
     max_n = check_int("max_n", max_n, 1, 10)
     ids = np.asarray(ids, dtype=np.int64).ravel()
-    return [Coverage(n, len(ngram_counts(ids, n)[1]), vocab_size ** n, max(0, len(ids) - n + 1))
+    symbols = int(np.unique(ids).size)
+    return [Coverage(n, len(ngram_counts(ids, n)[1]), symbols, max(0, len(ids) - n + 1))
             for n in range(1, max_n + 1)]
 
 

@@ -54,8 +54,8 @@ def norms_figure(a: gradflow.Analysis) -> go.Figure:
     fig.add_trace(go.Scatter(x=k, y=a.linear, name="linear: (W_hhᵀ)ᵏ g", mode="lines+markers", marker=dict(size=4)))
     if a.tanh is not None:
         fig.add_trace(go.Scatter(x=k, y=a.tanh, name="through tanh", mode="lines+markers", marker=dict(size=4)))
-    fig.add_trace(go.Scatter(x=k, y=a.rho ** k, name="ρᵏ", line=dict(dash="dash", color="gray")))
-    return style(fig, "Gradient norm against steps back", "steps back k", "|g|", height=380, log_y=True)
+    fig.add_trace(go.Scatter(x=k, y=a.guide, name="slope of ρ per step", line=dict(dash="dash", color="gray")))
+    return style(fig, "Gradient norm against steps back", "steps back k", "gradient norm", height=380, log_y=True)
 
 
 def eigenvalues_figure(a: gradflow.Analysis) -> go.Figure:
@@ -73,11 +73,28 @@ def eigenvalues_figure(a: gradflow.Analysis) -> go.Figure:
 
 
 def clipping_figure(a: gradflow.Analysis, theta: float) -> go.Figure:
+    """Every step's gradient norm before and after clipping the whole gradient (one factor for all steps),
+    beside capping each step on its own, which clipping does not do."""
     k = np.arange(len(a.shown))
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=k, y=a.shown, name="unclipped"))
-    fig.add_trace(go.Scatter(x=k, y=a.clipped, name=f"clipped at θ = {theta:g}"))
-    return style(fig, "Clipping caps the norm, keeps the direction", "steps back k", "|g|", height=380, log_y=True)
+    fig.add_trace(go.Scatter(x=k, y=a.clipped, name=f"clipped at θ = {theta:g} (× {a.clip_factor:.3g})"))
+    fig.add_trace(go.Scatter(x=k, y=np.minimum(a.shown, theta), name="capping each step (not what clipping does)",
+                             line=dict(dash="dot", color="gray")))
+    return style(fig, "Clipping rescales the whole gradient once", "steps back k", "gradient norm", height=380,
+                 log_y=True, legend_below=True)
+
+
+def clipping_summary(a: gradflow.Analysis, theta: float) -> str:
+    whole = float(np.sqrt(np.sum(a.shown ** 2)))
+    share = gradflow.distant_share(a.shown)
+    if a.clip_factor == 1.0:
+        what = f"The whole gradient's norm is {whole:.3g}, not above θ = {theta:g}: clipping leaves it alone."
+    else:
+        what = (f"The whole gradient's norm is {whole:.3g}, above θ = {theta:g}: every step is multiplied by the "
+                f"same {a.clip_factor:.3g}, so the curve moves down without changing shape.")
+    return (f"{what} The older half of the steps carries {100 * share:.3g}% of the squared norm before clipping "
+            "and the same after it: clipping cannot bring back a vanished long-range signal.")
 
 
 def metrics(s: Settings, a: gradflow.Analysis) -> None:
@@ -90,22 +107,29 @@ def metrics(s: Settings, a: gradflow.Analysis) -> None:
     st.markdown(f"ρ {a.rho:.2f}, |g| after {s.T} steps {final:.1e}: :{REGIME_COLOURS[a.regime]}[**{a.regime}**] "
                 f"(below {gradflow.VANISH_BELOW:g} counts as vanishing, above {gradflow.EXPLODE_ABOVE:g} as exploding).")
     if s.use_tanh and a.rho > 1 and a.growth < a.rho * 0.9:
-        st.info(f"ρ is {a.rho:.2f} > 1, yet the gradient grows only by {a.growth:.2f} per step: the tanh units "
-                "saturate (|h| near 1, slope 1 - h² near 0), and each step back is damped by those small slopes. "
-                "That is why a tanh RNN with a large ρ can still lose its long-range gradient.")
+        st.info(f"ρ is {a.rho:.2f} > 1, yet the gradient changes by only {a.growth:.2f} per step: each step back "
+                f"also multiplies by the tanh slopes 1 - h², which average {a.mean_slope:.2f} in this run "
+                f"({100 * a.saturated:.0f}% of the units have |h| > 0.99, where the slope is almost 0). "
+                "Those slopes damp the gradient, which is why a tanh RNN with a large ρ can still lose its "
+                "long-range gradient.")
 
 
 NOTES = """
 **What to try.** Slide the scale: around ρ ≈ 1 the linear curve is flat; below, it falls off a cliff; above,
-it shoots up. Switch to an orthogonal matrix: every eigenvalue sits on the unit circle and the linear norm
-stays exactly 1. Turn tanh on with a big input scale and a large ρ: the curve bends down anyway.
+it shoots up. Switch to an orthogonal matrix: every eigenvalue sits on the unit circle, and at weight scale 1
+the linear norm stays exactly 1 (an orthogonal matrix keeps lengths); at scale s it is exactly sᵏ. Turn tanh
+on with a big input scale and a large ρ: the curve bends down anyway.
+
+**The dashed line** has the slope of ρ per step and passes through the last point of the linear curve: once
+the largest eigenvalues dominate, the linear norm changes by about ρ per step, but it need not start at 1.
 
 **Truncation.** Backpropagating through all T steps (*full*) is exact but costly and unstable when ρ > 1.
 *Regular truncation* stops after a fixed window (what RNN Lab's training does between windows), trading
 long-range signal for stability. *Randomized truncation* stops after a random number of steps and reweights,
 so the gradient stays unbiased on average but gets noisier; in practice it rarely beats regular truncation.
 
-**Clipping** only fixes explosions: it rescales a huge gradient down to θ. Nothing rescales a vanished one
+**Clipping** only fixes explosions: it rescales the whole gradient, every step by the same factor, so its norm
+is at most θ. Nothing rescales a vanished one
 back up. The remedy for vanishing is architectural: GRU and LSTM cells carry their memory through an
 additive path controlled by gates, so the signal can pass many steps without being squashed at each one.
 """
@@ -120,7 +144,10 @@ def main() -> None:
         "behaves like a k-th power. Powers of numbers below one shrink to nothing; above one they blow up. "
         "The largest |eigenvalue| of W_hh, its **spectral radius ρ**, decides which.")
     st.latex(r"\frac{\partial h_T}{\partial h_{T-k}} = \prod_{t=T-k+1}^{T} \operatorname{diag}(1-h_t^2)\,W_{hh}"
-             r"\qquad \|g_{T-k}\| \approx \rho^k \|g_T\|\ \text{(linear case)}")
+             r"\qquad \|g_{T-k}\| \propto \rho^k \text{ for large } k\ \text{(linear case)}")
+    st.caption("Notation: this page writes states as columns, h_t = tanh(W_hh h_{t-1} + x_t). The book and the RNN "
+               "cell lab write them as rows, H_t = φ(X_t W_xh + H_{t-1} W_hh + b_h), where the same matrix "
+               "appears transposed; the norms and eigenvalue sizes are the same either way.")
     cite("9.7 Backpropagation Through Time")
     s, view = controls_beside_view(controls)
     with view, learner_errors():
@@ -130,6 +157,7 @@ def main() -> None:
         c1, c2 = st.columns(2)
         c1.plotly_chart(eigenvalues_figure(a), width="stretch")
         c2.plotly_chart(clipping_figure(a, s.theta), width="stretch")
+        c2.caption(clipping_summary(a, s.theta))
         st.markdown(NOTES)
     show_source(gradflow.recurrent_matrix, gradflow.linear_gradient_norms, gradflow.tanh_gradient_norms,
                 gradflow.regime)

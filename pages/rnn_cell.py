@@ -106,8 +106,11 @@ def network_with_memory() -> cell_demo.WordRun:
 def two_products_or_one() -> None:
     st.header("2 · Two products or one")
     st.markdown("Stacking X and H side by side, and W_xh on top of W_hh, gives the same pre-activation with one "
-                "matrix product. Implementations use this to run one big multiplication per step. Random matrices "
-                "of the book's shapes:")
+                "matrix product: with the book's shapes, X (3×1) and H (3×4) side by side make a 3×5 matrix, "
+                "W_xh (1×4) on top of W_hh (4×4) a 5×4 one, and (3×5)·(5×4) is the same 3×4 result as "
+                "X·W_xh + H·W_hh. Fast implementations go the other way: X_t·W_xh does not depend on the state, "
+                "so they compute it for every step at once before the loop and do only H·W_hh inside it (as "
+                "`core/fused.py` does). Random matrices of the book's shapes:")
     if st.button("New random matrices", key="cell.concat_new"):
         st.session_state["cell.concat_seed"] = st.session_state.get("cell.concat_seed", 0) + 1
     two, one = cell_demo.concat_example(st.session_state.get("cell.concat_seed", 0))

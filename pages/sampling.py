@@ -104,7 +104,10 @@ def model_caption(lm, name: str) -> None:
     layers, meta = lm.net.spec.num_layers, lm.meta
     st.caption(f"Plain tanh RNN (no gates), {layers} layer{'s' if layers > 1 else ''} of {lm.net.spec.hidden_size} "
                f"units, {len(lm.vocab)} characters; held-out perplexity {meta.get('val_ppl', float('nan')):.2f} "
-               f"({meta.get('val_bits_per_char', float('nan')):.2f} bits per character).")
+               f"({meta.get('val_bits_per_char', float('nan')):.2f} bits per character). Not the chapter's "
+               f"model: the chapter trains one layer of 32 units with plain SGD; this one has {layers} layers of "
+               f"{lm.net.spec.hidden_size}, dropout and Adam (`python -m core pretrain`). To sample from the "
+               "chapter's own model, train the Book preset in the Training lab and pick it in Model above.")
 
 
 def generated_text(lm, s: Settings) -> sampling.Sample:

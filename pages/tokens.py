@@ -68,7 +68,8 @@ def coverage_figure(cov: list[tokens.Coverage]) -> go.Figure:
     n = [c.n for c in cov]
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=n, y=[c.distinct for c in cov], name="distinct n-grams seen", mode="lines+markers"))
-    fig.add_trace(go.Scatter(x=n, y=[float(c.possible) for c in cov], name="possible |V|ⁿ", mode="lines+markers",
+    fig.add_trace(go.Scatter(x=n, y=[float(c.possible) for c in cov], name=f"possible Sⁿ ({cov[0].symbols} token "
+                             "types occur)", mode="lines+markers",
                              line=dict(dash="dash")))
     fig.add_trace(go.Scatter(x=n, y=[c.total for c in cov], name="n-grams in the text", mode="lines",
                              line=dict(dash="dot", color="gray")))
@@ -148,8 +149,8 @@ def ngram_statistics(s: Settings, text: str) -> None:
     z2.plotly_chart(coverage_figure(cov), width="stretch")
     last = cov[-1]
     st.markdown(
-        f"With n = {last.n}, the text shows {last.distinct:,} distinct n-grams out of {last.possible:.3g} possible "
-        f"({100 * last.share:.2g}%). Most possible contexts never occur even once, so a count table cannot say "
+        f"With n = {last.n}, the text shows {last.distinct:,} distinct n-grams out of the {last.possible:,} that its "
+        f"{last.symbols} token types could form ({100 * last.share:.2g}%). Most possible contexts never occur even once, so a count table cannot say "
         "anything about them, and the few that occur are seen only a handful of times. Smoothing patches this; "
         "a recurrent network avoids it by squeezing the whole past into a fixed-size state.")
     with st.expander("Bytes per token as the BPE vocabulary grows"):
@@ -182,8 +183,18 @@ def parameter_calculator() -> None:
         st.markdown(
             f"Every extra token of context multiplies the table by |V| = {V:,} (adds {math.log10(V):.1f} to the "
             "exponent). The RNN's count does not depend on k at all: the same weights are applied at every step, "
-            "and only the fixed-size state carries the context. Its largest terms are the embedding and output "
-            "layer, which grow with |V|, and the recurrent matrix, which grows with h².")
+            f"and only the fixed-size state carries the context. {largest_terms(terms)}")
+
+
+def largest_terms(terms: dict[str, int]) -> str:
+    """The calculator's terms ranked, in words, from the numbers themselves."""
+    ranked = sorted(terms.items(), key=lambda kv: kv[1], reverse=True)
+    (first, n1), (second, n2) = ranked[0], ranked[1]
+    recurrent = next(v for k, v in terms.items() if "W_hh" in k)
+    tail = "" if "W_hh" in first or "W_hh" in second else (
+        f" The recurrent matrix W_hh has {recurrent:,}, {max(n1, 1) / max(recurrent, 1):.3g} times smaller than "
+        "the largest: at these sizes |V| drives the count, not h.")
+    return f"Its largest terms here are {first} ({n1:,}) and {second} ({n2:,}).{tail}"
 
 
 def main() -> None:

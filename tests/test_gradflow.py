@@ -60,6 +60,50 @@ def test_clipping():
     assert a.clipped.max() <= 2.0 and a.linear.max() > 2.0
 
 
+def test_the_clipping_figure_rescales_the_whole_gradient_as_training_does():
+    """Per-step gradients stacked into one vector and clipped by core.models.clip_gradients (the rule training
+    uses) give exactly the page's clipped norms: one factor for every step, the shares unchanged."""
+    import torch
+    from core.models import clip_gradients
+    a = gradflow.analyse(32, 1.0, 24, theta=1.0)         # the page's defaults: clipping acts here
+    assert a.clip_factor < 1.0
+    W, g = a.W, gradflow._unit_gradient(32, 0)
+    _, hs = gradflow.tanh_forward(W, 24, 1.0, 0)
+    steps = [g]
+    for k in range(24):
+        steps.append(W.T @ ((1.0 - hs[24 - k] ** 2) * steps[-1]))
+    params = []
+    for v in steps:
+        p = torch.nn.Parameter(torch.zeros(32, dtype=torch.float64))
+        p.grad = torch.tensor(v)
+        params.append(p)
+    clip_gradients(params, 1.0)
+    after = np.array([float(torch.linalg.vector_norm(p.grad)) for p in params])
+    np.testing.assert_allclose(a.clipped, after, rtol=1e-12)
+    assert np.sqrt(np.sum(after ** 2)) == pytest.approx(1.0)
+    assert gradflow.distant_share(a.clipped) == pytest.approx(gradflow.distant_share(a.shown))
+    assert not np.allclose(a.clipped, np.minimum(a.shown, 1.0))   # capping each step would be another curve
+    small = gradflow.analyse(32, 0.5, 24, theta=10.0)
+    assert small.clip_factor == 1.0 and np.array_equal(small.clipped, small.shown)
+
+
+def test_the_guide_has_the_slope_of_rho_through_the_last_point():
+    a = gradflow.analyse(32, 1.2, 60, use_tanh=False)
+    assert a.guide[-1] == a.linear[-1]
+    assert np.allclose(np.diff(np.log(a.guide)), np.log(a.rho))
+    late = np.log(a.linear[-20:])                          # where the largest eigenvalues dominate ...
+    rate = np.exp((late[-1] - late[0]) / 19)
+    assert rate == pytest.approx(a.rho, rel=0.1)           # ... the curve changes by about rho per step
+
+
+def test_the_measured_tanh_slope_is_what_the_page_quotes():
+    a = gradflow.analyse(32, 1.0, 24)
+    hs = gradflow.tanh_forward(a.W, 24, 1.0, 0)[1][1:]
+    assert a.mean_slope == pytest.approx(float(np.mean(1 - hs ** 2)))
+    assert 0.3 < a.mean_slope < 0.8 and a.saturated < 0.1   # at the default most units are far from saturated
+    assert gradflow.analyse(32, 1.0, 24, use_tanh=False).mean_slope is None
+
+
 @pytest.mark.parametrize("kwargs, message", [
     (dict(n=0), "hidden size"), (dict(scale=-1), "weight scale"), (dict(T=0), "steps"),
     (dict(kind="banana"), "matrix kind"), (dict(theta=0), "clipping"), (dict(input_scale=float("nan")), "input"),

@@ -181,8 +181,14 @@ def test_ngram_counts_match_brute_force(ids, n):
 
 def test_coverage_counts():
     ids = np.array([0, 1, 0, 1, 2])
-    cov = tokens.ngram_coverage(ids, 3, 3)
+    cov = tokens.ngram_coverage(ids, 3)
     assert [(c.n, c.distinct, c.possible) for c in cov] == [(1, 3, 3), (2, 3, 9), (3, 3, 27)]
+
+
+def test_coverage_counts_only_the_symbols_that_occur():
+    vocab = tokens.CharVocab.build("abcabc")          # four ids: <unk>, a, b, c; <unk> never occurs
+    cov = tokens.ngram_coverage(vocab.encode("abcabc"), 2)
+    assert len(vocab) == 4 and cov[0].symbols == 3 and cov[1].possible == 9 and cov[1].distinct == 3
 
 
 def test_parameter_calculator_by_hand():

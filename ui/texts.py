@@ -95,7 +95,7 @@ def encoded(text: str, kind: str, size: int):
 def ngram_statistics(text: str, kind: str, size: int):
     """Zipf curves for 1-, 2-, 3-grams and the coverage for n = 1..5: once per text and tokenizer."""
     ids = encoded(text, kind, size)
-    return [tokens.zipf_curve(ids, n) for n in (1, 2, 3)], tokens.ngram_coverage(ids, len(vocab(text, kind, size)), 5)
+    return [tokens.zipf_curve(ids, n) for n in (1, 2, 3)], tokens.ngram_coverage(ids, 5)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

@@ -1,0 +1,72 @@
+"""Issue 14's corrections: each sentence a page shows now follows the numbers on the same page."""
+import re
+
+import numpy as np
+import pytest
+
+from apptest_util import page
+from core import forecast, gradflow, tokens
+
+
+def test_noise_power_is_the_mean_square_of_the_noise():
+    assert forecast.noise_power(forecast.make_series(500, 0.0, 0), 0, 500) == pytest.approx(0.0, abs=1e-24)
+    x = forecast.make_series(1000, 0.2, 0)
+    t = np.arange(601, 1001)
+    assert forecast.noise_power(x, 600, 1000) == pytest.approx(np.mean((x[600:] - np.sin(0.01 * t)) ** 2))
+
+
+def test_forecasting_explains_a_test_error_below_the_training_error_with_its_own_numbers():
+    at = page("forecasting").run()
+    text = " ".join(m.value for m in at.markdown)
+    x = forecast.make_series(1000, 0.2, 0)
+    a = forecast.analyse(x, 4, 600, 16)
+    assert a.test_mse < a.train_mse                      # the case to explain, at the defaults
+    assert f"{forecast.noise_power(x, 600, 1000):.4f} on the test range" in text
+    assert f"At k = 16 the test error is {a.k_mse / a.test_mse:.1f} times the one-step error" in text
+    assert "whatever τ" not in text
+
+
+def test_the_parameter_calculator_names_its_largest_terms_from_the_numbers():
+    at = page("tokens").run()
+    text = " ".join(m.value for m in at.markdown)
+    assert "W_hh has 65,536, 39.1 times smaller than the largest" in text   # |V| = 10,000, h = d = 256
+    from pages.tokens import largest_terms
+    assert "recurrent weights W_hh" in largest_terms(tokens.rnn_parameter_terms(28, 0, 512)).split(".")[0]
+
+
+def test_the_saturation_message_quotes_the_measured_slope():
+    at = page("gradient_flow", scale="2", input="3").run()
+    a = gradflow.analyse(32, 2.0, 24, input_scale=3.0)
+    info = " ".join(i.value for i in at.info)
+    assert f"average {a.mean_slope:.2f} in this run" in info and f"{100 * a.saturated:.0f}% of the units" in info
+
+
+def test_the_orthogonal_note_holds_only_at_scale_one():
+    one = gradflow.analyse(16, 1.0, 10, kind="orthogonal", use_tanh=False)
+    half = gradflow.analyse(16, 0.5, 10, kind="orthogonal", use_tanh=False)
+    assert np.allclose(one.linear, 1.0) and np.allclose(half.linear, 0.5 ** np.arange(11))
+    notes = " ".join(m.value for m in page("gradient_flow").run().markdown)
+    assert "at weight scale 1" in notes and "exactly sᵏ" in notes
+
+
+def test_the_gradient_flow_page_says_which_convention_it_uses():
+    captions = " ".join(c.value for c in page("gradient_flow").run().caption)
+    assert "columns" in captions and "rows" in captions
+
+
+def test_the_clipping_caption_follows_the_figure_at_the_defaults():
+    at = page("gradient_flow").run()
+    a = gradflow.analyse()
+    caption = " ".join(c.value for c in at.caption)
+    assert f"multiplied by the same {a.clip_factor:.3g}" in caption
+
+
+def test_the_sampling_lab_says_its_model_is_not_the_chapters():
+    at = page("sampling").run()
+    caption = " ".join(c.value for c in at.caption)
+    assert "Not the chapter's model" in caption and re.search(r"3 layers of 384", caption)
+
+
+def test_the_concatenation_shapes_are_spelt_out():
+    text = " ".join(m.value for m in page("rnn_cell").run().markdown)
+    assert "3×5" in text and "5×4" in text and "before the loop" in text
