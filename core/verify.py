@@ -93,37 +93,47 @@ def rel_err(a: float, b: float) -> float:
     return abs(a - b) / scale if scale > 1e-7 else abs(a - b)
 
 
+# The torch implementations of the tanh cell each check is run against, with what each one really is.
+TORCH_CELLS = (
+    ("scratch", "the torch scratch loop (core.cells.ScratchRNN)", "autograd through the torch scratch loop"),
+    ("torch", "torch.nn.RNN (torch's own kernel)", "autograd through torch.nn.RNN (torch's own backward)"),
+    ("rnn", "the fused RNN (core.fused)", "the fused RNN's hand-written backward (core.fused)"),
+)
+
+
 def forward_checks() -> Iterator[Result]:
     for case in CASES:
         params, tokens, targets, H0 = case.data()
         ref = rnn_ref.forward(params, tokens, targets, H0)
-        for cell, label in (("scratch", "torch scratch"), ("rnn", "nn.RNN")):
+        for cell, label, _ in TORCH_CELLS:
             model = _torch_model(case, cell, params)
             with torch.no_grad():
                 logits, loss, _ = _torch_loss(model, tokens, targets, H0)
             err = max(max_abs(ref.logits, logits.numpy()), abs(ref.loss - float(loss)))
-            yield Result(f"forward numpy == {label} [{case.label}]", err, TOL_ABS)
+            yield Result(f"forward: numpy reference == {label} [{case.label}]", err, TOL_ABS)
 
 
 def autograd_checks() -> Iterator[Result]:
+    """The numpy reference's hand-written BPTT against each torch implementation's backward pass."""
     for case in CASES:
         params, tokens, targets, H0 = case.data()
         _, grads = rnn_ref.loss_and_grads(params, tokens, targets, H0)
-        for cell in ("scratch", "rnn"):
+        for cell, _, backward in TORCH_CELLS:
             model = _torch_model(case, cell, params)
             _, loss, state = _torch_loss(model, tokens, targets, H0)
             loss.backward()
             auto = reference_grads(model)
             auto["H0"] = state.grad.numpy()
             for name in (*[k for k in rnn_ref.PARAM_ORDER if k in params], "H0"):
-                if cell == "rnn" and name in ("W_hq", "b_q", "E"):
-                    continue  # the output layer and embedding are the same code in both torch models
-                yield Result(f"BPTT == autograd ({'scratch' if cell == 'scratch' else 'nn.RNN'}) d{name} "
-                             f"[{case.label}]", max_abs(grads[name], auto[name]), TOL_ABS)
+                if cell != "scratch" and name in ("W_hq", "b_q", "E"):
+                    continue  # the output layer and embedding are the same code in every torch model
+                yield Result(f"numpy hand-written BPTT == {backward}: d{name} [{case.label}]",
+                             max_abs(grads[name], auto[name]), TOL_ABS)
 
 
 def fused_checks() -> Iterator[Result]:
-    """The fused CPU loop (core.fused, hand-written BPTT in torch) against nn.RNN's own implementation."""
+    """The fused CPU loop (core.fused, hand-written BPTT in torch) against a plain torch.nn.RNN with the same
+    weights: torch's own forward kernel and autograd."""
     from core.fused import FusedRNN
     for i, (B, T, d, h, L) in enumerate(((3, 7, 5, 4, 1), (8, 20, 16, 12, 1), (1, 50, 3, 6, 1), (4, 9, 5, 7, 2),
                                          (2, 6, 3, 5, 3))):
@@ -140,10 +150,10 @@ def fused_checks() -> Iterator[Result]:
             (out.square().sum() + hT.sum()).backward()
             outs.append(out.detach())
             grads.append([xi.grad, hi.grad] + [p.grad for p in layer.parameters()])
-        yield Result(f"fused CPU RNN forward == nn.RNN [B={B} T={T} d={d} h={h} layers={L}]",
+        yield Result(f"fused CPU RNN forward == torch.nn.RNN [B={B} T={T} d={d} h={h} layers={L}]",
                      max_abs(outs[0], outs[1]), TOL_ABS)
         err = max(max_abs(a, b) for a, b in zip(*grads))
-        yield Result(f"fused CPU RNN hand-written BPTT == nn.RNN autograd, inputs, state and all weights "
+        yield Result(f"fused CPU RNN hand-written BPTT == autograd through torch.nn.RNN, inputs, state and all weights "
                      f"[B={B} T={T} d={d} h={h} layers={L}]", err, TOL_ABS)
 
 
@@ -167,9 +177,9 @@ def token_input_checks() -> Iterator[Result]:
             ((out * weights).sum() + hT.square().sum()).backward()
             outs.append(torch.cat([out.detach().flatten(), hT.detach().flatten()]))
             grads.append([hi.grad] + [p.grad for p in (fused if len(grads) == 0 else plain).parameters()])
-        yield Result(f"fused token-id RNN forward == nn.RNN on one-hot inputs [B={B} T={T} V={V} h={h} layers={L}]",
+        yield Result(f"fused token-id RNN forward == torch.nn.RNN on one-hot inputs [B={B} T={T} V={V} h={h} layers={L}]",
                      max_abs(outs[0], outs[1]), TOL_ABS)
-        yield Result(f"fused token-id RNN gradients (state and all weights) == nn.RNN autograd "
+        yield Result(f"fused token-id RNN gradients (state and all weights) == autograd through torch.nn.RNN "
                      f"[B={B} T={T} V={V} h={h} layers={L}]", max(max_abs(a, b) for a, b in zip(*grads)), TOL_ABS)
 
 
@@ -245,7 +255,7 @@ def uniform_perplexity_checks() -> Iterator[Result]:
 
 
 def truncation_checks() -> Iterator[Result]:
-    for cell in ("scratch", "rnn", "gru", "lstm"):
+    for cell in ("scratch", "torch", "rnn", "gru", "lstm"):
         torch.manual_seed(0)
         model = RNNLM(ModelSpec(9, 6, cell, 4)).double()
         tokens = torch.randint(0, 9, (2, 10))

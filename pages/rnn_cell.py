@@ -139,10 +139,14 @@ def memory_without_growing() -> None:
 def proof() -> None:
     st.header("4 · Proof: the gradients are right")
     st.markdown(
-        "RNN Lab's training rests on a backward pass through time written out by hand (no autograd) in "
-        "`core/rnn_ref.py`. Below it is checked three independent ways: against PyTorch's automatic "
-        "differentiation, against finite differences of the loss, and the forward pass against PyTorch's "
-        "own `nn.RNN`, across several shapes. The same checks run from the command line: `python -m core verify`.")
+        "RNN Lab rests on a backward pass through time written out by hand (no autograd) in numpy, "
+        "`core/rnn_ref.py`. Each row below names the two computations it compares. The forward pass and the "
+        "hand-written gradients are compared with three torch implementations given the same weights: a plain "
+        "`torch.nn.RNN` (torch's own kernel, differentiated by torch's autograd), a scratch loop of torch "
+        "operations (autograd), and RNN Lab's fused CPU RNN (`core/fused.py`, whose backward is also written "
+        "by hand, so its rows check the two hand-written versions against each other, and its own rows against "
+        "`torch.nn.RNN`). Central finite differences of the loss check the gradients with no torch at all. "
+        "The same checks run from the command line: `python -m core verify`.")
     if st.button("Run the verification checks", type="primary", key="cell.verify"):
         with st.spinner("Checking ..."):
             results = verify.run_checks()

@@ -70,3 +70,18 @@ def test_the_sampling_lab_says_its_model_is_not_the_chapters():
 def test_the_concatenation_shapes_are_spelt_out():
     text = " ".join(m.value for m in page("rnn_cell").run().markdown)
     assert "3×5" in text and "5×4" in text and "before the loop" in text
+
+
+def test_the_proof_compares_with_a_plain_torch_nn_rnn_and_says_so():
+    import torch
+    from core import verify
+    from core.fused import FusedRNN
+    case = verify.CASES[0]
+    model = verify._torch_model(case, "torch", case.data()[0])
+    assert type(model.rnn) is torch.nn.RNN and not isinstance(model.rnn, FusedRNN)
+    names = [r.name for r in verify.forward_checks()] + [r.name for r in verify.autograd_checks()]
+    assert sum("torch.nn.RNN (torch's own kernel)" in n for n in names) == len(verify.CASES)
+    assert any("autograd through torch.nn.RNN (torch's own backward)" in n for n in names)
+    fused_rows = [n for n in names if "fused" in n]
+    assert fused_rows and all("hand-written backward" in n or "forward" in n for n in fused_rows)
+    assert not any(n.endswith("== nn.RNN") or "(nn.RNN)" in n for n in names)
