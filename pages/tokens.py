@@ -162,6 +162,56 @@ def ngram_statistics(s: Settings, text: str) -> None:
                        "token: bits per byte.")
 
 
+ALPHAS = (0.001, 0.01, 0.1, 0.5, 1.0)
+
+
+def ngram_model_figure(c) -> go.Figure:
+    """Held-out and training perplexity of the n-gram models against n, and the RNN's held-out perplexity."""
+    n = [r["n"] for r in c.rows]
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=n, y=[r["heldout_ppl"] for r in c.rows], name="n-gram, held-out text",
+                             mode="lines+markers", line=dict(width=3)))
+    fig.add_trace(go.Scatter(x=n, y=[r["train_ppl"] for r in c.rows], name="n-gram, its own training text",
+                             mode="lines+markers", line=dict(dash="dash")))
+    fig.add_trace(go.Scatter(x=[n[0], n[-1]], y=[c.model_ppl] * 2, name="pretrained RNN, held-out text",
+                             mode="lines", line=dict(color="#e45756", width=3)))
+    style(fig, "A counting model against an RNN (perplexity, lower is better)", "n (tokens in each n-gram)",
+          "perplexity", height=380, log_y=True, legend_below=True)
+    fig.update_layout(xaxis=dict(dtick=1))
+    fig.update_yaxes(tickvals=[1, 2, 3, 4, 5, 7, 10, 15, 20, 30])
+    return fig
+
+
+def ngram_model_summary(c, alpha: float) -> str:
+    best, last = c.best, c.rows[-1]
+    return (f"On the last {c.held_out_chars:,} characters, held out: the best n-gram model (n = {best['n']}, "
+            f"α = {alpha:g}) reaches perplexity {best['heldout_ppl']:.2f} ({best['heldout_bits']:.2f} bits per "
+            f"character); at n = {last['n']} it is back at {last['heldout_ppl']:.2f}, with only "
+            f"{100 * last['seen_share']:.0f}% of the held-out {last['n']}-grams ever seen in training. The "
+            f"pretrained RNN scores {c.model_ppl:.2f}.")
+
+
+def ngram_language_model(raw: str) -> None:
+    st.subheader("A counting language model against an RNN")
+    st.markdown(
+        "Turn the counts into a language model: the probability of the next character is how often it followed "
+        "the previous n − 1 characters in the training text. A count of zero would give probability zero, so "
+        "add α to every count (add-α smoothing; α = 1 is Laplace smoothing). Fitted on the first 90% of the "
+        "text (cleaned to letters and spaces, the pretrained RNN's alphabet) and scored on the last 10%:")
+    alpha = url_state.select_slider("Smoothing α", "alpha", 0.1, ALPHAS,
+                                    help="Added to every n-gram count; smaller trusts the counts more.")
+    with learner_errors():
+        c = texts.ngram_vs_rnn(raw, alpha)
+    st.plotly_chart(ngram_model_figure(c), width="stretch")
+    st.caption(ngram_model_summary(c, alpha))
+    st.markdown(
+        "Longer contexts help until the table runs out of data: the training perplexity keeps falling (the "
+        "table memorises its text) while the held-out perplexity turns back up, because most long contexts in "
+        "new text were never counted. The RNN reads the whole past through its state and does not run out "
+        "this way. (The RNN is the shipped model, trained on the same first 90% of The Time Machine; on "
+        "another text it is scored on text it has never seen.)")
+
+
 def parameter_calculator() -> None:
     st.subheader("How many parameters? An n-gram table against an RNN")
     k1, k2, k3, k4 = st.columns(4)
@@ -219,6 +269,8 @@ def main() -> None:
             passage_view(s, raw, label, vocab)
             tables(s, text, vocab, ids)
             ngram_statistics(s, text)
+        with view:
+            ngram_language_model(raw)
     parameter_calculator()  # needs no text
     show_source(corpus.clean_letters, tokens.CharVocab.encode, tokens.train_bpe, tokens.ngram_counts,
                 tokens.rnn_parameter_terms)

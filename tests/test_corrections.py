@@ -85,3 +85,12 @@ def test_the_proof_compares_with_a_plain_torch_nn_rnn_and_says_so():
     fused_rows = [n for n in names if "fused" in n]
     assert fused_rows and all("hand-written backward" in n or "forward" in n for n in fused_rows)
     assert not any(n.endswith("== nn.RNN") or "(nn.RNN)" in n for n in names)
+
+
+def test_the_text_lab_sets_an_ngram_model_beside_the_rnn(corpus_file):
+    at = page("tokens").run()
+    caption = next(c.value for c in at.caption if "held out" in c.value)
+    assert "α = 0.1" in caption and "The pretrained RNN scores 3.94" in caption
+    at.select_slider(key="tokens.alpha").set_value(1.0).run()
+    assert not at.exception
+    assert any("α = 1," in c.value for c in at.caption)

@@ -111,3 +111,12 @@ def bytes_per_token_sweep(text: str, sizes: tuple[int, ...]) -> list[dict]:
     for label, v in [("characters", char_vocab(text)), *((f"BPE {s}", bpe(text, s)) for s in sizes)]:
         rows.append({"tokenizer": label, "vocabulary": len(v), "bytes per token": tokens.bytes_per_token(v, text)})
     return rows
+
+
+@st.cache_data(show_spinner="Counting n-grams and scoring the pretrained RNN on the held-out tenth ...",
+               max_entries=16)
+def ngram_vs_rnn(raw: str, alpha: float):
+    """core.ngram_lm.compare_with_model against the shipped character RNN: once per text and alpha."""
+    from core import ngram_lm
+    from ui.model_choice import pretrained
+    return ngram_lm.compare_with_model(pretrained(), raw, alpha)
