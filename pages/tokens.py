@@ -10,7 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from core import corpus, tokens
+from core import bpe_merges, corpus, tokens
 from ui import texts, url_state
 from ui.common import cite, controls_beside_view, header, learner_errors, plain, show_source
 from ui.plots import style
@@ -163,6 +163,43 @@ def ngram_statistics(s: Settings, text: str) -> None:
 
 
 ALPHAS = (0.001, 0.01, 0.1, 0.5, 1.0)
+MERGES_SHOWN = 20
+
+
+def segmentation_table(text: str, typed: str) -> pd.DataFrame:
+    """The typed text cut by a BPE vocabulary of every size, trained on the lab's text."""
+    rows = []
+    for size in SIZES:
+        pieces = bpe_merges.segment(texts.bpe(text, size), typed)
+        rows.append({"vocabulary": f"{size:,}" + (" (bytes only, no merge)" if size == tokens.BPE_MIN else ""),
+                     "tokens": len(pieces), "cut into": " | ".join(pieces)})
+    return pd.DataFrame(rows).set_index("vocabulary")
+
+
+def merges_table(history: list[bpe_merges.Merge]) -> pd.DataFrame:
+    return pd.DataFrame([{"merge": m.rank, "token id": 255 + m.rank, "pair": f"{m.left} + {m.right}",
+                          "new token": m.merged, "pair count": m.count} for m in history]).set_index("merge")
+
+
+def how_bpe_learns(text: str) -> None:
+    st.subheader("How BPE learns")
+    st.markdown(
+        "Byte-level BPE starts with the 256 byte values as its tokens, so a vocabulary of 256 is just the bytes "
+        "and holds **no merge**. Each further token is one merge: the pair of adjacent tokens that occurs most "
+        "often in the training text becomes a new token, the text is rewritten with it, and the counting starts "
+        "again. Type anything to see how each vocabulary size, trained on this lab's text, cuts it:")
+    typed = url_state.text("Text to cut", "bpetext", "the time traveller, unfathomable", 200)
+    with learner_errors():
+        st.table(segmentation_table(text, typed))
+        history = texts.bpe_merge_history(text, MERGES_SHOWN)
+    st.markdown(f"**The first {len(history)} merges** learnt on this text, in order (␣ is a space; each count is "
+                "how often the pair occurred just before it was merged):")
+    st.dataframe(merges_table(history), width="stretch", height=300)
+    if history:
+        st.caption(f"The first merge joins “{plain(history[0].left)}” and “{plain(history[0].right)}” "
+                   f"({history[0].count:,} "
+                   f"times); by merge {history[-1].rank} the most frequent pair left occurs {history[-1].count:,} "
+                   "times. Frequent pairs go first, so common words and word starts become single tokens early.")
 
 
 def ngram_model_figure(c) -> go.Figure:
@@ -270,6 +307,7 @@ def main() -> None:
             tables(s, text, vocab, ids)
             ngram_statistics(s, text)
         with view:
+            how_bpe_learns(text)
             ngram_language_model(raw)
     parameter_calculator()  # needs no text
     show_source(corpus.clean_letters, tokens.CharVocab.encode, tokens.train_bpe, tokens.ngram_counts,

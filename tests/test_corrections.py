@@ -94,3 +94,13 @@ def test_the_text_lab_sets_an_ngram_model_beside_the_rnn(corpus_file):
     at.select_slider(key="tokens.alpha").set_value(1.0).run()
     assert not at.exception
     assert any("α = 1)" in c.value for c in at.caption)
+
+
+def test_the_text_lab_shows_how_bpe_learns(corpus_file):
+    at = page("tokens").run()
+    table = at.table[0].value
+    assert table.index[0].startswith("256 (bytes only, no merge)") and table["tokens"].iloc[0] == 32
+    assert list(table["tokens"]) == sorted(table["tokens"], reverse=True)   # bigger vocabularies, fewer tokens
+    assert any("The first merge joins “␣” and “t” (5,570 times)" in c.value for c in at.caption)
+    at.text_input(key="tokens.bpetext").set_value("zzz").run()
+    assert at.table[0].value["tokens"].iloc[0] == 3 and not at.exception

@@ -120,3 +120,10 @@ def ngram_vs_rnn(raw: str, alpha: float):
     from core import ngram_lm
     from ui.model_choice import pretrained
     return ngram_lm.compare_with_model(pretrained(), raw, alpha)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def bpe_merge_history(text: str, first: int):
+    """The first merges of a 1,024-token BPE vocabulary trained on text, with their counts (once per text)."""
+    from core import bpe_merges
+    return bpe_merges.merge_history(bpe(text, 1024), text, first)
