@@ -70,3 +70,31 @@ def concat_example(seed: int) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(check_int("seed", seed, 0))
     X, W_xh, H, W_hh = (rng.standard_normal(shape) for shape in ((3, 1), (1, 4), (3, 4), (4, 4)))
     return rnn_ref.two_products_or_one(X, W_xh, H, W_hh)
+
+
+@dataclass
+class Lookup:
+    """One input step done two ways: the one-hot row times W_xh, and simply row `token_id` of W_xh."""
+    token_id: int
+    product: np.ndarray    # X_t W_xh, with X_t the one-hot row (1 x V)
+    row: np.ndarray        # W_xh[token_id]
+
+    @property
+    def difference(self) -> float:
+        return float(np.max(np.abs(self.product - self.row)))
+
+
+def one_hot_lookup(run: WordRun, t: int) -> Lookup:
+    """At step t, X_t W_xh computed as a matrix product and as a row lookup (they are equal exactly)."""
+    step = run.step(t)
+    token = int(run.x_ids[0, t - 1])
+    return Lookup(token, (step.X @ run.params["W_xh"])[0], run.params["W_xh"][token].copy())
+
+
+def input_parameters(vocab_size: int, hidden: int, embed_dim: int) -> int:
+    """Weights between a token and the cell: |V| x h with one-hot inputs (embed_dim 0), else an embedding
+    table |V| x d and then W_xh, d x h."""
+    V = check_int("vocabulary size", vocab_size, 1)
+    h = check_int("hidden units", hidden, 1)
+    d = check_int("embedding size", embed_dim, 0)
+    return V * h if d == 0 else V * d + d * h

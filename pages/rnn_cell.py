@@ -9,7 +9,7 @@ from plotly.subplots import make_subplots
 
 from core import cell_demo, rnn_ref, tokens, verify
 from ui import url_state
-from ui.common import cite, header, learner_errors, show_source
+from ui.common import cite, header, learner_errors, plain, show_source
 from ui.plots import style
 
 
@@ -177,6 +177,34 @@ def check_one_gradient(run: cell_demo.WordRun) -> None:
     g3.metric("Relative error", f"{verify.rel_err(analytic, numeric):.1e}")
 
 
+def one_hot_or_embedding(run: cell_demo.WordRun) -> None:
+    st.header("5 · One-hot or an embedding")
+    t = int(st.session_state.get("cell.t", 1))
+    look = cell_demo.one_hot_lookup(run, min(t, run.steps))
+    letter = run.vocab.token_text(look.token_id)
+    st.markdown(
+        f"A one-hot input is a row of zeros with a single 1, at the token's id. Multiplying it by W_xh therefore "
+        f"picks out one row of W_xh: at step t = {min(t, run.steps)} the letter '{plain(letter)}' has id "
+        f"{look.token_id}, and X_t·W_xh is row {look.token_id} of W_xh. That is why real implementations look the "
+        "row up instead of multiplying (`core/fused.py` and the scratch RNN do).")
+    c1, c2, c3 = st.columns([2, 2, 1])
+    c1.markdown("X_t · W_xh (a product)")
+    c1.dataframe(pd.DataFrame([look.product]).round(4), hide_index=True)
+    c2.markdown(f"row {look.token_id} of W_xh (a lookup)")
+    c2.dataframe(pd.DataFrame([look.row]).round(4), hide_index=True)
+    c3.metric("Product minus lookup, largest", f"{look.difference:.1e}")
+    st.markdown(
+        "An **embedding** makes that row its own small learnt vector of d numbers (a table E of |V| × d) and then "
+        "multiplies it by a d × h W_xh. With a few characters, one-hot is cheaper; with a large vocabulary a "
+        "small d saves weights, and similar tokens can learn similar rows:")
+    rows = []
+    for V, h, d in ((len(run.vocab), run.params["W_hh"].shape[0], 2), (28, 256, 64), (10_000, 256, 256),
+                    (10_000, 256, 64)):
+        rows.append({"|V|": V, "h": h, "one-hot: W_xh (|V| × h)": cell_demo.input_parameters(V, h, 0),
+                     "d": d, "embedding: E (|V| × d) + W_xh (d × h)": cell_demo.input_parameters(V, h, d)})
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+
+
 def main() -> None:
     url_state.page("cell")
     header("rnn_cell")
@@ -196,6 +224,7 @@ def main() -> None:
     proof()
     with learner_errors():
         check_one_gradient(run)
+        one_hot_or_embedding(run)
     show_source(rnn_ref.cell, rnn_ref.forward, rnn_ref.backward, title="The code of the cell and its backward pass")
 
 

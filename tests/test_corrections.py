@@ -104,3 +104,17 @@ def test_the_text_lab_shows_how_bpe_learns(corpus_file):
     assert any("The first merge joins “␣” and “t” (5,570 times)" in c.value for c in at.caption)
     at.text_input(key="tokens.bpetext").set_value("zzz").run()
     assert at.table[0].value["tokens"].iloc[0] == 3 and not at.exception
+
+
+def test_a_one_hot_row_times_w_xh_is_a_row_lookup():
+    from core import cell_demo
+    run = cell_demo.read_word("machine", 4, 0)
+    for t in range(1, run.steps + 1):
+        look = cell_demo.one_hot_lookup(run, t)
+        assert look.difference == 0.0 and look.token_id == run.x_ids[0, t - 1]
+    assert cell_demo.input_parameters(28, 256, 0) == 28 * 256
+    assert cell_demo.input_parameters(10_000, 256, 64) == 10_000 * 64 + 64 * 256
+    at = page("rnn_cell").run()
+    assert not at.exception
+    assert any(m.label.startswith("Product minus lookup") and m.value == "0.0e+00" for m in at.metric)
+    assert any("one-hot: W_xh" in str(df.value.columns.tolist()) for df in at.dataframe)
