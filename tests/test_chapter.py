@@ -81,3 +81,11 @@ def test_act_four_without_the_corpus_still_shows_the_stored_run(monkeypatch, tmp
     assert any(c.value.startswith("The stored run (seed 0)") for c in at.caption)
     assert at.button(key="chapter.retrain").disabled
     assert any("not available" in w.value for w in at.warning)
+
+
+@pytest.mark.parametrize("act", ["1", "3", "4", "5"])
+def test_hostile_values_in_each_act_fall_back_as_text(act):
+    at = page("chapter", act=act, tau="1e309", h="[x](https://evil.example)", seed="-1", scale="nan").run()
+    assert not at.exception and ACTS[int(act)] in at.header[0].value
+    warnings = [w.value for w in at.warning]
+    assert warnings and all("](https" not in w for w in warnings)

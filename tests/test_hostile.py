@@ -18,11 +18,12 @@ HOSTILE = [
 ]
 # The URL names each page reads (besides these, unknown names must be ignored).
 PAGE_PARAMS = {
+    "chapter": ["act", "tau", "h", "seed", "scale"],
     "forecasting": ["T", "n_train", "tau", "k", "sigma", "seed"],
     "gradient_flow": ["scale", "n", "T", "kind", "tanh", "input", "theta", "seed"],
     "rnn_cell": ["word", "h", "seed", "V", "h2"],
     "sampling": ["model", "prefix", "temp", "len", "topk", "topp", "seed", "score_a", "score_b"],
-    "tokens": ["source", "cleaning", "tok", "bpe", "start", "topn", "V", "k", "h", "d"],
+    "tokens": ["source", "cleaning", "tok", "bpe", "start", "topn", "V", "k", "h", "d", "bpetext", "alpha"],
     "training": ["preset", *FORM_SETTINGS],
 }
 # A link or image in rendered Markdown that does not come from the app itself (its one link is to d2l.ai).
