@@ -47,14 +47,19 @@ def step_buttons(act: int, where: str) -> None:
                        type="primary")
 
 
+def lab_link(lab, label: str, query: dict | None = None) -> None:
+    """A link to a lab page, with URL settings (plain text when the page runs without app.py's navigation)."""
+    try:
+        st.page_link(lab.path, label=label, icon=lab.icon, query_params={k: str(v) for k, v in (query or {}).items()}
+                     or None)
+    except StreamlitAPIException:  # the page run on its own (tests): no page to link to
+        st.caption(label)
+
+
 def deeper(lab_key: str, text: str, **query) -> None:
     """A link into a lab, with the URL settings that show the point."""
     lab = next(entry for entry in LABS if entry.key == lab_key)
-    params = {k: str(v) for k, v in query.items()}
-    try:
-        st.page_link(lab.path, label=f"{text}: the {lab.title} lab", icon=lab.icon, query_params=params or None)
-    except StreamlitAPIException:  # the page run on its own, without app.py's navigation (tests): no link
-        st.caption(f"{text}: the {lab.title} lab.")
+    lab_link(lab, f"{text}: the {lab.title} lab", query)
 
 
 # --- Act 1 -----------------------------------------------------------------------------------------------
@@ -409,7 +414,8 @@ def after_the_acts() -> None:
     st.subheader("All the labs")
     for lab in LABS:
         col_link, col_text = st.columns([1, 3])
-        col_link.page_link(lab.path, label=lab.title, icon=lab.icon)
+        with col_link:
+            lab_link(lab, lab.title)
         col_text.markdown(lab.blurb)
 
 
