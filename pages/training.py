@@ -162,9 +162,19 @@ def run_status(job) -> None:
         st.success(message, icon=":material/check_circle:")
 
 
-@st.fragment(run_every=1.0)
+POLL_SECONDS = 1.0
+
+
 def live_panel() -> None:
-    """The session's current (or last) run, refreshed every second."""
+    """The session's current (or last) run: refreshed every second while one of its runs is going, drawn once
+    otherwise (an idle tab schedules no reruns)."""
+    if any(j.active for j in job_manager().for_session(session_id())):
+        st.fragment(run_every=POLL_SECONDS)(run_panel)()
+    else:
+        run_panel()
+
+
+def run_panel() -> None:
     mine = job_manager().for_session(session_id())
     current = [j for j in mine if j.active]
     latest = current[0] if current else (mine[-1] if mine else None)
@@ -263,7 +273,7 @@ def main() -> None:
     mine = job_manager().for_session(session_id())
     active = [j for j in mine if j.active]
     if active:
-        st.sidebar.caption(f"Training: {active[0].name} ({active[0].status})")
+        st.sidebar.caption(f"Training {plain(active[0].name)}: its progress is on this page.")
     live_panel()
     preset = choose_preset()
     seed_form_from_url(preset)

@@ -164,3 +164,28 @@ def test_sampling_page_scores_the_learners_texts():
 
 def metric_values(at, label: str) -> list[str]:
     return [m.value for m in at.metric if m.label == label]
+
+
+def test_an_idle_training_page_schedules_no_reruns(monkeypatch, corpus_file):
+    """Only a page with a run going refreshes itself; an idle Training tab costs what a Forecasting tab does."""
+    import streamlit
+    intervals = []
+    real = streamlit.fragment
+
+    def recording(func=None, *, run_every=None, **kw):
+        intervals.append(run_every)
+        return real(func, run_every=run_every, **kw) if func is not None else real(run_every=run_every, **kw)
+    monkeypatch.setattr(streamlit, "fragment", recording)
+    from ui.session import job_manager
+    for job in list(job_manager().jobs.values()):   # AppTest sessions share one id: start with no run
+        job_manager().forget(job.id)
+    at = page("training", preset="tiny", timeout=120).run()
+    assert not at.exception and not any(intervals)
+    at.button[0].click().run()  # Train: now the panel refreshes while the run goes
+    assert any(intervals)
+    assert rerun_until(at, has_subheader("finished"), seconds=90)
+    intervals.clear()
+    at.run()
+    assert not any(intervals)   # finished: no more refreshing
+    for job in list(job_manager().jobs.values()):
+        job_manager().forget(job.id)

@@ -92,8 +92,10 @@ def test_concurrency_limit_refuses_with_clear_message():
     manager = JobManager(max_cpu=1, max_gpu=0)
     first = manager.submit(TrainConfig(**{**SMALL, "epochs": 200}), TEXT, "s1")
     try:
-        with pytest.raises(ValueError, match="limit 1"):
+        with pytest.raises(ValueError, match="already training 1 model.*other learners"):
             manager.submit(TrainConfig(**SMALL), TEXT, "s2")
+        with pytest.raises(ValueError, match="Your own run is still training: stop it"):
+            manager.submit(TrainConfig(**SMALL), TEXT, "s1")
     finally:
         manager.stop(first.id)
         first.thread.join(30)

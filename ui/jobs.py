@@ -79,8 +79,12 @@ class JobManager:
             limit = self.max_gpu if kind == "cuda" else self.max_cpu
             busy = self.running(kind)
             if busy >= limit:
-                raise ValueError(f"The server is already training {busy} model(s) on the "
-                                 f"{kind.upper()} (limit {limit}). Wait for a run to finish or stop one, then try again.")
+                yours = any(j.active and j.device == kind and j.session_id == session_id for j in self.jobs.values())
+                what = ("Your own run is still training: stop it (or let it finish), then start this one." if yours
+                        else "They belong to other learners: try again when one finishes (usually within a "
+                             "minute or two).")
+                raise ValueError(f"The server is already training {busy} model(s) on the {kind.upper()}, its limit "
+                                 f"at once. {what}")
             job_id = next(_ids)
             job = Job(job_id, name or f"run {job_id}", session_id, config, kind)
             self.jobs[job_id] = job
