@@ -10,7 +10,8 @@ st.set_page_config(page_title="RNN Lab", page_icon="🔁", layout="wide",
 
 chapter = st.Page("pages/chapter.py", title="The chapter", icon=":material/menu_book:", default=True)
 labs = [st.Page(lab.path, title=lab.title, icon=lab.icon) for lab in LABS]
-nav = st.navigation({"RNN Lab": [chapter], "Labs": labs})
+exercises = st.Page("pages/exercises.py", title="Exercises", icon=":material/task_alt:")
+nav = st.navigation({"RNN Lab": [chapter, exercises], "Labs": labs})
 
 with st.sidebar:
     st.caption(f"Training device: **{device_label()}**")

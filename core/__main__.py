@@ -1,4 +1,4 @@
-"""One entry point for the command-line tools: python -m core {verify,train,pretrain,passage} [options]."""
+"""One entry point for the command-line tools: python -m core {verify,train,pretrain,passage,exercises} [options]."""
 import sys
 
 USAGE = """usage: python -m core COMMAND [options]
@@ -8,6 +8,7 @@ commands:
   train      train a language model from a preset (see --help)
   pretrain   rebuild the pretrained character RNN in assets/
   passage    rebuild the chapter's stored passage run in assets/ (seconds)
+  exercises  check every exercise's grader on a right and a wrong answer
 """
 
 
@@ -24,6 +25,8 @@ def main(argv: list[str]) -> int:
         from core.pretrain import main as run
     elif command == "passage":
         from core.passage import main as run
+    elif command == "exercises":
+        from core.exercises import main as run
     else:
         print(f"unknown command {command!r}\n\n{USAGE}", file=sys.stderr)
         return 2

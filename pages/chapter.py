@@ -17,7 +17,7 @@ from streamlit.errors import StreamlitAPIException
 from core import forecast, gradflow, passage, tokens
 from pages import forecasting, gradient_flow, rnn_cell
 from pages import tokens as tokens_page
-from ui import passage_run, texts, url_state
+from ui import exercises, passage_run, texts, url_state
 from ui.common import BOOK, BOOK_URL, LABS, cite, learner_errors, plain
 from ui.plots import style
 
@@ -437,7 +437,11 @@ def main() -> None:
         "the lab that goes deeper.")
     act = choose_act()
     st.header(f"Act {act} · {ACTS[act]}" if act < 5 else ACTS[act])
+    exercises.assignment("chapter")
+    exercises.hold_figures("chapter")
     ACT_BODIES[act]()
+    if act == 4:
+        exercises.section("chapter")
     cite(ACT_SECTIONS[act])
     st.divider()
     step_buttons(act, "bottom")

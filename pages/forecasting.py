@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core import forecast
-from ui import url_state
+from ui import exercises, url_state
 from ui.common import cite, controls_beside_view, header, learner_errors, show_source
 from ui.plots import style
 
@@ -115,8 +115,10 @@ def main() -> None:
     st.latex(r"x_t = \sin(0.01\,t) + \epsilon_t,\quad \epsilon_t\sim\mathcal N(0,\sigma^2)"
              r"\qquad \hat x_t = w_1 x_{t-\tau} + \dots + w_\tau x_{t-1} + b")
     cite("9.1 Working with Sequences")
+    exercises.assignment("forecasting")
     s, view = controls_beside_view(controls)
     with view, learner_errors():
+        exercises.hold_figures("forecasting")
         x = series(s.T, s.sigma, s.seed)
         a = forecast.analyse(x, s.tau, s.n_train, s.k)
         metrics(s, a)
@@ -130,6 +132,7 @@ def main() -> None:
                       **{f"w{i + 1} (x[t-{s.tau - i}])": round(float(w), 6) for i, w in enumerate(a.model.weights)}})
     show_source(forecast.make_series, forecast.fit_ar, forecast.predict_k_step, forecast.mse_by_horizon)
 
+    exercises.section("forecasting")
 
 if __name__ == "__main__":
     main()

@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core import gradflow
-from ui import url_state
+from ui import exercises, url_state
 from ui.common import cite, controls_beside_view, header, learner_errors, show_source
 from ui.plots import style
 
@@ -149,8 +149,10 @@ def main() -> None:
                "cell lab write them as rows, H_t = φ(X_t W_xh + H_{t-1} W_hh + b_h), where the same matrix "
                "appears transposed; the norms and eigenvalue sizes are the same either way.")
     cite("9.7 Backpropagation Through Time")
+    exercises.assignment("gradient_flow")
     s, view = controls_beside_view(controls)
     with view, learner_errors():
+        exercises.hold_figures("gradient_flow")
         a = analyse(s)
         metrics(s, a)
         st.plotly_chart(norms_figure(a), width="stretch")
@@ -162,6 +164,7 @@ def main() -> None:
     show_source(gradflow.recurrent_matrix, gradflow.linear_gradient_norms, gradflow.tanh_gradient_norms,
                 gradflow.regime)
 
+    exercises.section("gradient_flow")
 
 if __name__ == "__main__":
     main()

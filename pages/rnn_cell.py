@@ -8,7 +8,7 @@ import streamlit as st
 from plotly.subplots import make_subplots
 
 from core import cell_demo, rnn_ref, tokens, verify
-from ui import url_state
+from ui import exercises, url_state
 from ui.common import cite, header, learner_errors, plain, show_source
 from ui.plots import style
 
@@ -216,6 +216,8 @@ def main() -> None:
     st.latex(r"H_t = \tanh(X_t W_{xh} + H_{t-1} W_{hh} + b_h) \qquad O_t = H_t W_{hq} + b_q"
              r"\qquad \ell_t = -\log \operatorname{softmax}(O_t)_{y_t}")
     cite("9.4 Recurrent Neural Networks and 9.5 Recurrent Neural Network Implementation from Scratch")
+    exercises.assignment("rnn_cell")
+    exercises.hold_figures("rnn_cell")
     run = None
     with learner_errors():
         run = network_with_memory()
@@ -227,6 +229,7 @@ def main() -> None:
         one_hot_or_embedding(run)
     show_source(rnn_ref.cell, rnn_ref.forward, rnn_ref.backward, title="The code of the cell and its backward pass")
 
+    exercises.section("rnn_cell")
 
 if __name__ == "__main__":
     main()

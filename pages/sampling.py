@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core import sampling
-from ui import model_choice, url_state
+from ui import exercises, model_choice, url_state
 from ui.common import cite, controls_beside_view, header, learner_errors, plain, show_source
 from ui.plots import style
 
@@ -192,9 +192,11 @@ def main() -> None:
         "T = 0 always takes the top choice (greedy).")
     st.latex(r"p_T(c) = \frac{\exp(o_c / T)}{\sum_{c'} \exp(o_{c'} / T)}")
     cite("9.5 Recurrent Neural Network Implementation from Scratch (prediction)")
+    exercises.assignment("sampling")
     with learner_errors():
         s, view = controls_beside_view(controls)
     with view, learner_errors():
+        exercises.hold_figures("sampling")
         lm = model_choice.get(s.model)
         model_key = f"{s.model}:{id(lm)}"  # a session's model never shares cache entries with another's
         model_caption(lm, s.model)
@@ -205,6 +207,7 @@ def main() -> None:
         score_section(lm)
         greedy_vs_sampled(lm, s, out, model_key)
     show_source(sampling.sample, sampling.distribution, sampling.score_text)
+    exercises.section("sampling")
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core import bpe_merges, corpus, tokens
-from ui import texts, url_state
+from ui import exercises, texts, url_state
 from ui.common import cite, controls_beside_view, header, learner_errors, plain, show_source
 from ui.plots import style
 
@@ -293,7 +293,9 @@ def main() -> None:
         "number them, and count which tokens follow which. The counts show why a lookup table of n-grams runs out "
         "of data so fast, and why a model with a hidden state is needed.")
     cite("9.2 Converting Raw Text into Sequence Data and 9.3 Language Models")
+    exercises.assignment("tokens")
     s, view = controls_beside_view(controls)
+    exercises.hold_figures("tokens")
     found = source_text(s, view)
     if found is not None:
         raw, label = found
@@ -313,6 +315,7 @@ def main() -> None:
     show_source(corpus.clean_letters, tokens.CharVocab.encode, tokens.train_bpe, tokens.ngram_counts,
                 tokens.rnn_parameter_terms)
 
+    exercises.section("tokens")
 
 if __name__ == "__main__":
     main()

@@ -14,7 +14,7 @@ import streamlit as st
 
 from core import runs, train as core_train
 from core.config import DATA, FORM_GROUPS, FORM_SETTINGS, PRESETS, SETTINGS, Preset, config_overrides, parse_overrides
-from ui import model_choice, settings_form, texts, url_state
+from ui import exercises, model_choice, settings_form, texts, url_state
 from ui.common import cite, header, learner_errors, plain, show_source
 from ui.plots import style
 from ui.session import fragment_only_run, job_manager, session_id
@@ -269,6 +269,8 @@ def main() -> None:
     header("training")
     st.markdown(INTRO)
     cite("9.5 Recurrent Neural Network Implementation from Scratch and 9.6 Concise Implementation")
+    exercises.assignment("training")
+    exercises.hold_figures("training")
     adopt_run_from_url()
     mine = job_manager().for_session(session_id())
     active = [j for j in mine if j.active]
@@ -288,6 +290,7 @@ def main() -> None:
         st.markdown(NOTES)
         show_source(core_train.train, core_train.Run.epoch, core_train.Run.train_step, title="The training loop")
 
+    exercises.section("training")
 
 if __name__ == "__main__":
     main()

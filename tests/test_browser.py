@@ -110,3 +110,28 @@ def test_walk_the_chapter_and_retrain_act_four(page: Page, app_url, shots_dir):
     expect(page.get_by_text("Teacher forcing: why generating is harder than training")).to_be_visible()
     no_exception(page)
     page.screenshot(path=str(shots_dir / "chapter_act4.png"), full_page=True)
+
+
+def test_exercises_in_two_labs_update_the_overview(page: Page, app_url, shots_dir):
+    from core.exercise_bank import BANK
+
+    def answer(question_start: str, option: str) -> None:
+        card = page.locator("[data-testid='stVerticalBlock']", has_text=question_start).last
+        card.get_by_text(option, exact=True).click()
+        card.get_by_role("button", name="Check").click()
+        expect(page.get_by_text(re.compile(f"You answered {re.escape(option)}\\."))).to_be_visible(timeout=30_000)
+
+    def go(title: str) -> None:  # the sidebar keeps this browser session (and its answers)
+        page.locator("[data-testid='stSidebarNav']").get_by_text(title, exact=True).click()
+        expect(page.get_by_role("heading", name=re.compile(title))).to_be_visible(timeout=30_000)
+
+    open_lab(page, app_url, "Gradient flow")
+    answer("Weight scale 1.5, no tanh", "exploding")
+    go("RNN cell")
+    answer("A one-hot input row times W_xh", "a column of W_xh")
+    expect(page.get_by_text(re.compile(r"Not quite: the run says a row of W_xh"))).to_be_visible()
+    go("Exercises")
+    box = page.locator("[data-testid='stMetric']", has_text="Answered")
+    expect(box.locator("[data-testid='stMetricValue']")).to_have_text(f"2 of {len(BANK)}", timeout=15_000)
+    no_exception(page)
+    page.screenshot(path=str(shots_dir / "exercises.png"), full_page=True)

@@ -74,6 +74,16 @@ def _init(name: str, default: Any, parse: Callable[[str], Any]) -> str:
     return key
 
 
+def hidden_names() -> set[str]:
+    """Controls a teacher's link fixes (?hide=tau,k): kept at their URL value and not drawn."""
+    raw = st.query_params.get("hide") or ""
+    return {n.strip() for n in raw.split(",") if n.strip()}
+
+
+def _draw(name: str) -> bool:
+    return name not in hidden_names()
+
+
 def _done(name: str, key: str) -> Any:
     value = st.session_state[key]
     if value is None:  # a control the learner cleared (e.g. a deselected segmented control)
@@ -103,21 +113,24 @@ def int_slider(label: str, name: str, default: int, lo: int, hi: int, step: int 
     key = _init(name, default, _parser(name, int, lo, hi))
     if not lo <= st.session_state[key] <= hi:  # bounds that depend on other controls moved
         st.session_state[key] = min(max(st.session_state[key], lo), hi)
-    st.slider(label, lo, hi, step=step, key=key, **kw)
+    if _draw(name):
+        st.slider(label, lo, hi, step=step, key=key, **kw)
     return int(_done(name, key))
 
 
 def float_slider(label: str, name: str, default: float, lo: float, hi: float, step: float, **kw) -> float:
     key = _init(name, default, _parser(name, float, lo, hi))
     st.session_state[key] = float(min(max(st.session_state[key], lo), hi))
-    st.slider(label, float(lo), float(hi), step=float(step), key=key, **kw)
+    if _draw(name):
+        st.slider(label, float(lo), float(hi), step=float(step), key=key, **kw)
     return float(_done(name, key))
 
 
 def int_input(label: str, name: str, default: int, lo: int, hi: int, step: int = 1, **kw) -> int:
     key = _init(name, default, _parser(name, int, lo, hi))
     st.session_state[key] = int(min(max(st.session_state[key], lo), hi))
-    st.number_input(label, min_value=lo, max_value=hi, step=step, key=key, **kw)
+    if _draw(name):
+        st.number_input(label, min_value=lo, max_value=hi, step=step, key=key, **kw)
     return int(_done(name, key))
 
 
@@ -125,7 +138,8 @@ def select_slider(label: str, name: str, default: Any, options: Sequence[Any], *
     key = _init(name, default, _choice_parser(options))
     if st.session_state[key] not in options:
         st.session_state[key] = default
-    st.select_slider(label, options=list(options), key=key, **kw)
+    if _draw(name):
+        st.select_slider(label, options=list(options), key=key, **kw)
     return _done(name, key)
 
 
@@ -133,19 +147,22 @@ def choice(label: str, name: str, default: Any, options: Sequence[Any], widget: 
     key = _init(name, default, _choice_parser(options))
     if st.session_state[key] not in options:
         st.session_state[key] = default
-    getattr(st, widget)(label, options=list(options), key=key, **kw)
+    if _draw(name):
+        getattr(st, widget)(label, options=list(options), key=key, **kw)
     return _done(name, key)
 
 
 def toggle(label: str, name: str, default: bool, **kw) -> bool:
     key = _init(name, default, _parser(name, bool))
-    st.toggle(label, key=key, **kw)
+    if _draw(name):
+        st.toggle(label, key=key, **kw)
     return bool(_done(name, key))
 
 
 def text(label: str, name: str, default: str, max_chars: int, **kw) -> str:
     key = _init(name, default, _parser(name, str, 0, max_chars))
-    st.text_input(label, max_chars=max_chars, key=key, **kw)
+    if _draw(name):
+        st.text_input(label, max_chars=max_chars, key=key, **kw)
     return str(_done(name, key))
 
 

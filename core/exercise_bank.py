@@ -1,0 +1,335 @@
+"""The exercises, two or more per lab, many of them the RNN chapter's end-of-section exercises made checkable.
+Every solver runs core code with its settings; none returns a stored answer."""
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+
+from core import cell_demo, forecast, gradflow, tokens
+from core.exercises import CHOICE, NUMBER, Exercise, Solution
+
+
+# --- Forecasting -------------------------------------------------------------------------------------------
+
+def _forecast(s: dict) -> forecast.Analysis:
+    x = forecast.make_series(s.get("T", 1000), s.get("sigma", 0.2), s.get("seed", 0))
+    return forecast.analyse(x, s["tau"], s.get("n_train", 600), s["k"])
+
+
+def horizon_ratio(s: dict) -> Solution:
+    a = _forecast(s)
+    ratio = a.k_mse / a.test_mse
+    answer = "about the same" if ratio < 1.5 else "2 to 5 times larger" if ratio <= 5 else "more than 5 times larger"
+    return Solution(answer, f"With τ = {s['tau']} the one-step test error is {a.test_mse:.4f} and the {s['k']}-step "
+                            f"error {a.k_mse:.4f}: {ratio:.2f} times larger. Each of the {s['k']} steps builds on "
+                            "the last guess, so the errors compound.",
+                    {"one-step MSE": a.test_mse, f"{s['k']}-step MSE": a.k_mse, "ratio": ratio})
+
+
+def longer_window(s: dict) -> Solution:
+    short, long = _forecast({**s, "tau": s["tau"]}), _forecast({**s, "tau": s["tau_long"]})
+    better = long.k_mse < short.k_mse
+    return Solution("yes" if better else "no",
+                    f"{s['k']}-step test error: {short.k_mse:.4f} with τ = {s['tau']}, {long.k_mse:.4f} with "
+                    f"τ = {s['tau_long']}. " + ("The longer window averages out more noise before it extrapolates."
+                                                if better else "The longer window does not help here."),
+                    {f"τ = {s['tau']}": short.k_mse, f"τ = {s['tau_long']}": long.k_mse})
+
+
+def settles_at(s: dict) -> Solution:
+    a = _forecast(s)
+    return Solution(a.settles_at, f"Fed nothing but its own guesses from t = {s.get('n_train', 600)}, the forecast "
+                                  f"ends at {a.settles_at:.3f} (still moving by {a.still_moving:.4f} over its last 50 "
+                                  "steps), while the data keeps swinging between about -1 and 1.",
+                    {"where it ends": a.settles_at, "test-range mean": float(np.mean(_series(s)[600:]))})
+
+
+def _series(s: dict) -> np.ndarray:
+    return forecast.make_series(s.get("T", 1000), s.get("sigma", 0.2), s.get("seed", 0))
+
+
+# --- Text to tokens ----------------------------------------------------------------------------------------
+
+def ngram_table_power(s: dict) -> Solution:
+    size = tokens.ngram_table_size(s["V"], s["k"])
+    power = math.log10(size)
+    return Solution(power, f"A table over {s['k']} tokens of context needs a probability for each next token after "
+                           f"each context: |V|^{s['k'] + 1} = {s['V']:,}^{s['k'] + 1} = 10^{power:.0f} entries.",
+                    {"entries (power of ten)": power})
+
+
+def rnn_parameters(s: dict) -> Solution:
+    terms = tokens.rnn_parameter_terms(s["V"], 0, s["h"])
+    total = sum(terms.values())
+    parts = ", ".join(f"{k.split(' (')[0]} {v:,}" for k, v in terms.items())
+    return Solution(float(total), f"{parts}: {total:,} in all, whatever the length of the context.", terms)
+
+
+def coverage_share(s: dict) -> Solution:
+    from core.corpus import clean, load_corpus
+    text = clean(load_corpus(), "letters")
+    vocab = tokens.CharVocab.build(text)
+    cov = tokens.ngram_coverage(vocab.encode(text), s["n"])[-1]
+    pct = 100 * cov.share
+    answer = "under 1%" if pct < 1 else "1% to 10%" if pct < 10 else "10% to 50%" if pct < 50 else "over 50%"
+    return Solution(answer, f"The book shows {cov.distinct:,} distinct {s['n']}-grams of the {cov.possible:,} that its "
+                            f"{cov.symbols} token types could form: {pct:.2f}%.", {"share (%)": pct})
+
+
+# --- RNN cell ----------------------------------------------------------------------------------------------
+
+def state_size(s: dict) -> Solution:
+    short, long = cell_demo.read_word(s["short"], s["h"]), cell_demo.read_word(s["long"], s["h"])
+    n_short, n_long = short.cache.H[-1].shape[-1], long.cache.H[-1].shape[-1]
+    return Solution(float(n_long), f"Reading '{s['short']}' ({short.steps} steps) the state holds {n_short} numbers; "
+                                   f"reading '{s['long']}' ({long.steps} steps) it holds {n_long}. The state is "
+                                   "overwritten at every step, never appended to.",
+                    {"state after the short word": n_short, "state after the long word": n_long})
+
+
+def lookup_is_a_row(s: dict) -> Solution:
+    run = cell_demo.read_word(s["word"], s["h"])
+    look = cell_demo.one_hot_lookup(run, s["t"])
+    row_sum = run.params["W_xh"].sum(axis=0)
+    answer = "a row of W_xh" if look.difference == 0 else "the sum of W_xh's rows" \
+        if np.allclose(look.product, row_sum) else "something else"
+    return Solution(answer, f"At step {s['t']} the product X_t·W_xh and row {look.token_id} of W_xh differ by at most "
+                            f"{look.difference:.1e}: the single 1 in the one-hot row picks that row.",
+                    {"largest difference from the row": look.difference,
+                     "largest difference from the sum of rows": float(np.max(np.abs(look.product - row_sum)))})
+
+
+def shared_matrices(s: dict) -> Solution:
+    """Recompute every step from the previous state with the one W_hh the network holds: if each matches the
+    forward pass, one matrix served every step."""
+    run = cell_demo.read_word(s["word"], s["h"])
+    p, worst = run.params, 0.0
+    for t in range(1, run.steps + 1):
+        step = run.step(t)
+        again = np.tanh(step.X @ p["W_xh"] + step.H_prev @ p["W_hh"] + p["b_h"])
+        worst = max(worst, float(np.max(np.abs(again - step.H))))
+    distinct = 1.0 if worst < 1e-12 else float(run.steps)
+    return Solution(distinct, f"Recomputing each of the {run.steps} steps of '{s['word']}' from the previous state "
+                              f"with the network's one W_hh reproduces the forward pass to {worst:.1e}: the same "
+                              "matrix is reused at every step, which is also why its gradient is a sum over steps.",
+                    {"steps": run.steps, "largest mismatch": worst})
+
+
+# --- Sampling ----------------------------------------------------------------------------------------------
+
+def _pretrained():
+    from core.assets import load_pretrained
+    return load_pretrained()
+
+
+def cold_temperature(s: dict) -> Solution:
+    from core.sampling import sample
+    lm = _pretrained()
+    greedy = sample(lm, s["prefix"], s["length"], temperature=0.0).text
+    cold = [sample(lm, s["prefix"], s["length"], temperature=s["temperature"], seed=seed).text for seed in range(3)]
+    same = all(c == greedy for c in cold)
+    answer = "the likeliest character every time (greedy)" if same else "random characters"
+    return Solution(answer, f"At T = {s['temperature']:g}, three samples with different seeds all read "
+                            f"{cold[0][:40]!r}…, the same as greedy decoding: dividing the scores by a tiny T makes "
+                            "the largest one win with probability almost 1." if same else
+                            f"At T = {s['temperature']:g} the samples differ from greedy decoding.",
+                    {"samples equal to greedy": sum(c == greedy for c in cold)})
+
+
+def top_k_one(s: dict) -> Solution:
+    from core.sampling import sample
+    lm = _pretrained()
+    greedy = sample(lm, s["prefix"], s["length"], temperature=0.0).text
+    k1 = sample(lm, s["prefix"], s["length"], temperature=s["temperature"], top_k=1, seed=s["seed"]).text
+    answer = "yes" if k1 == greedy else "no"
+    return Solution(answer, f"With top-k = 1 only the likeliest character is left to draw from, whatever the "
+                            f"temperature (T = {s['temperature']:g} here): {k1[:40]!r}… against greedy "
+                            f"{greedy[:40]!r}….", {"identical": k1 == greedy})
+
+
+def greedy_surprisal(s: dict) -> Solution:
+    from core.sampling import sample
+    lm = _pretrained()
+    out = sample(lm, s["prefix"], s["length"], temperature=s["temperature"], seed=s.get("seed", 0))
+    bits = float(out.surprisal_bits.mean())
+    answer = "under 1 bit" if bits < 1 else "1 to 3 bits" if bits <= 3 else "over 3 bits"
+    return Solution(answer, f"The model's own mean surprisal of its {s['length']} characters at T = "
+                            f"{s['temperature']:g} is {bits:.3f} bits per character (a uniform guess over "
+                            f"{len(lm.vocab)} characters would cost {math.log2(len(lm.vocab)):.2f}).",
+                    {"bits per character": bits})
+
+
+# --- Gradient flow -----------------------------------------------------------------------------------------
+
+def thirty_steps_back(s: dict) -> Solution:
+    W = gradflow.recurrent_matrix(s["n"], s["scale"], "orthogonal", 0)
+    norms = gradflow.linear_gradient_norms(W, s["T"])
+    return Solution(float(norms[-1]), f"An orthogonal W_hh times {s['scale']:g} has every |eigenvalue| = "
+                                      f"{gradflow.spectral_radius(W):.3f}; {s['T']} steps back the linear gradient's "
+                                      f"norm is {norms[-1]:.4f} ({s['scale']:g}^{s['T']} = {s['scale'] ** s['T']:.4f}).",
+                    {"norm after T steps": float(norms[-1]), "ρ": gradflow.spectral_radius(W)})
+
+
+def clipping_restores(s: dict) -> Solution:
+    a = gradflow.analyse(s["n"], s["scale"], s["T"], theta=s["theta"])
+    before, after = gradflow.distant_share(a.shown), gradflow.distant_share(a.clipped)
+    same = math.isclose(before, after, rel_tol=1e-9, abs_tol=1e-300)
+    return Solution("no" if same else "yes",
+                    f"The older half of the steps carries {100 * before:.3g}% of the squared gradient before "
+                    f"clipping and {100 * after:.3g}% after: clipping multiplies every step by the same "
+                    f"{a.clip_factor:.3g}, so a vanished share stays vanished.",
+                    {"share before (%)": 100 * before, "share after (%)": 100 * after})
+
+
+def linear_regime(s: dict) -> Solution:
+    a = gradflow.analyse(s["n"], s["scale"], s["T"], use_tanh=False)
+    return Solution(a.regime, f"ρ = {a.rho:.3f}; after {s['T']} steps the linear gradient's norm is "
+                              f"{a.linear[-1]:.3g}, which counts as {a.regime}.",
+                    {"ρ": a.rho, "norm after T": float(a.linear[-1])})
+
+
+# --- Training and the chapter's passage run ------------------------------------------------------------------
+
+def untrained_perplexity(s: dict) -> Solution:
+    from core.config import PRESETS
+    from core.corpus import load_corpus
+    from core.train import train
+    cfg = replace(PRESETS["book"].config, num_train=s["windows"], num_val=100, epochs=1, hidden_size=s["h"],
+                  seed=s.get("seed", 0))
+    r = train(cfg, text=load_corpus())
+    start, V = r.history[0]["train_ppl"], len(r.lm.vocab)
+    return Solution(start, f"Before the first step the perplexity on the training windows is {start:.3f}, against "
+                           f"{V} for a perfectly uniform guess over the {V} tokens: tiny random weights give every "
+                           "character almost the same probability.", {"perplexity at epoch 0": start, "tokens": V})
+
+
+def _passage(s: dict, **overrides):
+    from core import passage
+    from core.corpus import load_corpus
+    from core.train import train
+    return train(replace(passage.config(s.get("seed", 0)), **overrides), text=load_corpus())
+
+
+def slow_learning_rate(s: dict) -> Solution:
+    r = _passage(s, lr=s["lr"])
+    best = min(row["train_ppl"] for row in r.history)
+    return Solution("yes" if best < 2 else "no",
+                    f"With learning rate {s['lr']:g}, the passage run's training perplexity goes from "
+                    f"{r.history[0]['train_ppl']:.1f} to {r.history[-1]['train_ppl']:.2f} in 60 epochs (lowest "
+                    f"{best:.2f}).", {"lowest perplexity": best})
+
+
+def passage_held_out(s: dict) -> Solution:
+    r = _passage(s)
+    first, last = r.history[0]["val_ppl"], r.history[-1]["val_ppl"]
+    answer = "higher" if last > 1.1 * first else "lower" if last < first / 1.1 else "about the same"
+    return Solution(answer, f"On the text after the passage, perplexity goes from {first:.1f} before training to "
+                            f"{last:.1f} after {r.history[-1]['epoch']} epochs, while on the passage itself it falls "
+                            f"to {r.history[-1]['train_ppl']:.2f}: it memorised, it did not learn English.",
+                    {"held-out before": first, "held-out after": last})
+
+
+def forcing_or_free(s: dict) -> Solution:
+    from core import passage
+    from core.corpus import load_corpus
+    r = _passage(s, epochs=s["epochs"])
+    tf = passage.teacher_forcing(r.lm, passage.passage(load_corpus()))
+    answer = "teacher forcing" if tf.forced_accuracy > tf.free_accuracy else "free running" \
+        if tf.free_accuracy > tf.forced_accuracy else "the same"
+    return Solution(answer, f"After {s['epochs']} epochs: {100 * tf.forced_accuracy:.0f}% of the passage's next "
+                            f"characters right when fed the true previous ones, {100 * tf.free_accuracy:.0f}% when "
+                            "fed its own guesses. One wrong guess changes everything it reads next.",
+                    {"teacher forcing (%)": 100 * tf.forced_accuracy, "free running (%)": 100 * tf.free_accuracy})
+
+
+# --- The bank ----------------------------------------------------------------------------------------------
+
+YES_NO = ("yes", "no")
+PREFIX = "the time traveller"
+BANK: dict[str, Exercise] = {e.key: e for e in (
+    Exercise("fc_horizon", "forecasting", "With a window of τ = 4, how does the 64-step test error compare with the "
+             "one-step error?", CHOICE, horizon_ratio, {"tau": 4, "k": 64},
+             "Each step ahead feeds the model its own previous guess.",
+             options=("about the same", "2 to 5 times larger", "more than 5 times larger"),
+             other={"k": 4}, other_label="4 steps ahead instead", url={"tau": 4, "k": 64}),
+    Exercise("fc_window", "forecasting", "Does a longer window (τ = 32 instead of 4) lower the 16-step test error?",
+             CHOICE, longer_window, {"tau": 4, "tau_long": 32, "k": 16},
+             "A longer window sees more of the wave, and averages more noise.", options=YES_NO,
+             other={"tau_long": 8}, other_label="τ = 8 instead of 32", url={"tau": 4, "k": 16}),
+    Exercise("fc_settles", "forecasting", "Fed only its own guesses from the end of the training range (t = 600, "
+             "τ = 4), at what value does the forecast end up?", NUMBER, settles_at, {"tau": 4, "k": 16},
+             "Each guess is a little smoother than the window it came from.", absolute=0.05,
+             other={"tau": 16}, other_label="τ = 16", url={"tau": 4}),
+    Exercise("tok_table", "tokens", "A 20-gram table (19 tokens of context, then the next) over a vocabulary of "
+             "10,000 words: about 10 to the power of what?", NUMBER, ngram_table_power, {"V": 10_000, "k": 19},
+             "One probability for every possible next token after every possible context.", absolute=0.5,
+             other={"k": 2}, other_label="a trigram table", url={"V": 10_000, "k": 19}),
+    Exercise("tok_rnn", "tokens", "How many parameters has a one-layer RNN language model with |V| = 10,000 one-hot "
+             "inputs and h = 256 hidden units (W_xh, W_hh, b_h, W_hq, b_q)?", NUMBER, rnn_parameters,
+             {"V": 10_000, "h": 256}, "Add |V|·h, h·h, h, h·|V| and |V|.", tolerance=0.01,
+             other={"h": 512}, other_label="h = 512", url={"V": 10_000, "h": 256, "d": 0}),
+    Exercise("tok_coverage", "tokens", "What share of the possible 4-grams of letters and spaces does The Time "
+             "Machine contain?", CHOICE, coverage_share, {"n": 4}, "There are 27⁴ = 531,441 possible 4-grams and "
+             "the book has about 170,000 characters.", options=("under 1%", "1% to 10%", "10% to 50%", "over 50%"),
+             other={"n": 2}, other_label="2-grams", needs_corpus=True),
+    Exercise("cell_state", "rnn_cell", "A network with h = 4 hidden units reads 'unfathomable' (12 letters) instead "
+             "of 'time'. How many numbers does its hidden state hold at the end?", NUMBER, state_size,
+             {"short": "time", "long": "unfathomable", "h": 4}, "Does the state grow, or is it overwritten?",
+             tolerance=0.0, absolute=0.5, other={"h": 8}, other_label="h = 8", url={"word": "unfathomable", "h": 4}),
+    Exercise("cell_lookup", "rnn_cell", "A one-hot input row times W_xh gives ...", CHOICE, lookup_is_a_row,
+             {"word": "machine", "h": 4, "t": 3}, "The row has a single 1; everything else is 0.",
+             options=("a row of W_xh", "a column of W_xh", "the sum of W_xh's rows"), url={"word": "machine", "h": 4}),
+    Exercise("cell_shared", "rnn_cell", "Unrolled over the 6 steps of reading 'machine', how many different W_hh "
+             "matrices does the network use?", NUMBER, shared_matrices, {"word": "machine", "h": 4},
+             "Look at the unrolled picture: what is on every arrow between states?", tolerance=0.0, absolute=0.5,
+             other={"word": "unfathomable"}, other_label="a 12-letter word", url={"word": "machine", "h": 4}),
+    Exercise("samp_cold", "sampling", "What does sampling at a temperature near zero (T = 0.01) produce?", CHOICE,
+             cold_temperature, {"prefix": PREFIX, "length": 60, "temperature": 0.01},
+             "Dividing the scores by a tiny T makes the differences between them huge.",
+             options=("the likeliest character every time (greedy)", "random characters"),
+             other={"temperature": 1.0}, other_label="T = 1", url={"prefix": PREFIX, "temp": 0.0}),
+    Exercise("samp_topk", "sampling", "At a hot temperature (T = 1.5), does top-k = 1 give the same text as greedy "
+             "decoding?", CHOICE, top_k_one, {"prefix": PREFIX, "length": 60, "temperature": 1.5, "seed": 0},
+             "How many characters are left to choose from?", options=YES_NO,
+             other={"temperature": 0.5}, other_label="T = 0.5", url={"prefix": PREFIX, "temp": 1.5, "topk": 1}),
+    Exercise("samp_surprisal", "sampling", "How surprised is the pretrained model, on average, by its own greedy "
+             "text (bits per character)?", CHOICE, greedy_surprisal, {"prefix": PREFIX, "length": 200,
+                                                                        "temperature": 0.0},
+             "Greedy text always takes the character the model finds likeliest.",
+             options=("under 1 bit", "1 to 3 bits", "over 3 bits"), other={"temperature": 1.5}, other_label="T = 1.5", url={"prefix": PREFIX, "temp": 0.0}),
+    Exercise("gf_thirty", "gradient_flow", "A linear RNN whose W_hh is orthogonal times 0.9: what is the gradient's "
+             "norm 30 steps back (it starts at 1)?", NUMBER, thirty_steps_back, {"n": 32, "scale": 0.9, "T": 30},
+             "An orthogonal matrix keeps lengths; the 0.9 does not.", tolerance=0.05,
+             other={"scale": 1.1}, other_label="times 1.1", url={"kind": "orthogonal", "scale": 0.9, "T": 30, "tanh": 0}),
+    Exercise("gf_clip", "gradient_flow", "Can gradient clipping bring back the share of the gradient that distant "
+             "steps carry?", CHOICE, clipping_restores, {"n": 32, "scale": 0.8, "T": 24, "theta": 0.5},
+             "Clipping rescales the whole gradient by one factor.", options=YES_NO,
+             other={"theta": 5.0}, other_label="θ = 5", url={"scale": 0.8, "theta": 0.5}),
+    Exercise("gf_regime", "gradient_flow", "Weight scale 1.5, no tanh, 24 steps: is the gradient vanishing, stable "
+             "or exploding?", CHOICE, linear_regime, {"n": 32, "scale": 1.5, "T": 24},
+             "The spectral radius is about the scale.", options=("vanishing", "stable", "exploding"),
+             other={"scale": 0.5}, other_label="scale 0.5", url={"scale": 1.5, "tanh": 0}),
+    Exercise("tr_untrained", "training", "Before its first step, what perplexity does the book's character RNN "
+             "(28 tokens, tiny random weights) have on its training windows?", NUMBER, untrained_perplexity,
+             {"windows": 2000, "h": 32}, "Tiny weights: every score is about the same.", tolerance=0.05,
+             other={"h": 256}, other_label="256 hidden units", needs_corpus=True, url={"preset": "book"}),
+    Exercise("tr_slow", "training", "The passage run with learning rate 0.1 instead of 2: does its training "
+             "perplexity get below 2 within its 60 epochs?", CHOICE, slow_learning_rate, {"lr": 0.1},
+             "The default run needs about 20 epochs at learning rate 2.", options=YES_NO,
+             other={"lr": 2.0}, other_label="learning rate 2", needs_corpus=True, url={"preset": "passage", "lr": 0.1}),
+    Exercise("ch_held_out", "chapter", "After the passage run, is the perplexity on the text that follows the "
+             "passage lower or higher than before training?", CHOICE, passage_held_out, {"seed": 0},
+             "It only ever sees 432 characters.", options=("lower", "about the same", "higher"),
+             other={"seed": 1}, other_label="seed 1", needs_corpus=True),
+    Exercise("ch_forcing", "chapter", "Half-trained (20 epochs) on the passage, which gets more next characters "
+             "right: teacher forcing or free running?", CHOICE, forcing_or_free, {"epochs": 20, "seed": 0},
+             "In one the model reads the true text; in the other, its own guesses.",
+             options=("teacher forcing", "free running", "the same"), other={"epochs": 60},
+             other_label="fully trained (60 epochs)", needs_corpus=True),
+)}
+
+
+def for_lab(lab: str) -> list[Exercise]:
+    return [e for e in BANK.values() if e.lab == lab]

@@ -1,0 +1,141 @@
+"""Exercises that check themselves: predict, then run, then see why.
+
+An exercise is data plus a solver. The solver runs the real core code with the exercise's settings and returns
+the correct answer computed from that run (never a stored constant) and an explanation quoting the run's
+numbers; grade() compares a learner's answer with it. The bank of exercises is core.exercise_bank; the labs
+show them (ui.exercises) and `python -m core exercises` checks every grader like the maths is checked.
+"""
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import dataclass, field
+from typing import Callable
+
+CHOICE, NUMBER = "choice", "number"
+
+
+@dataclass
+class Solution:
+    answer: object                 # the right option (CHOICE) or value (NUMBER), computed by the run
+    explanation: str               # in words, quoting the run's numbers
+    numbers: dict = field(default_factory=dict)   # what the run measured, shown beside the grade
+
+
+@dataclass(frozen=True)
+class Exercise:
+    key: str
+    lab: str                       # the lab page key it belongs to (ui.common.LABS, or "chapter")
+    question: str
+    kind: str                      # CHOICE or NUMBER
+    solve: Callable[[dict], Solution]
+    settings: dict                 # what the solver runs with (also put in the lab's URL by assignment links)
+    hint: str
+    options: tuple = ()            # CHOICE: the options shown
+    tolerance: float = 0.05        # NUMBER: relative tolerance (or absolute, below)
+    absolute: float = 0.0          # NUMBER: absolute tolerance added to the relative one
+    unit: str = ""
+    other: dict | None = None      # "try the other setting": settings for the contrast
+    other_label: str = ""
+    needs_corpus: bool = False
+    url: dict = field(default_factory=dict)   # the lab's URL settings that show this exercise's situation
+
+    def run(self, settings: dict | None = None) -> Solution:
+        return self.solve({**self.settings, **(settings or {})})
+
+
+@dataclass
+class Grade:
+    correct: bool
+    solution: Solution
+    message: str
+
+
+def check_answer(ex: Exercise, answer) -> object:
+    """The learner's answer in the exercise's form, or ValueError saying what is expected."""
+    if ex.kind == CHOICE:
+        if answer not in ex.options:
+            raise ValueError(f"Pick one of: {', '.join(map(str, ex.options))}.")
+        return answer
+    try:
+        value = float(answer)
+    except (TypeError, ValueError):
+        raise ValueError("Type a number.") from None
+    if not math.isfinite(value):
+        raise ValueError("Type a finite number.")
+    return value
+
+
+def is_right(ex: Exercise, answer, right) -> bool:
+    if ex.kind == CHOICE:
+        return answer == right
+    return abs(float(answer) - float(right)) <= ex.tolerance * abs(float(right)) + ex.absolute
+
+
+def grade(ex: Exercise, answer, solution: Solution | None = None) -> Grade:
+    """Run the exercise (unless its solution is given) and grade the answer against what the run computed."""
+    answer = check_answer(ex, answer)
+    solution = solution or ex.run()
+    ok = is_right(ex, answer, solution.answer)
+    shown = solution.answer if ex.kind == CHOICE else f"{solution.answer:.4g}{ex.unit}"
+    message = "Right." if ok else f"Not quite: the run says {shown}."
+    return Grade(ok, solution, message)
+
+
+def wrong_answer(ex: Exercise, right) -> object:
+    """An answer the grader must reject (for the self-check)."""
+    if ex.kind == CHOICE:
+        return next(o for o in ex.options if o != right)
+    return float(right) * 2 + 1 + 10 * ex.absolute
+
+
+def tolerance_text(ex: Exercise) -> str:
+    if ex.kind != NUMBER:
+        return ""
+    parts = [f"{100 * ex.tolerance:g}%"] if ex.tolerance else []
+    if ex.absolute:
+        parts.append(f"{ex.absolute:g}{ex.unit}")
+    return "within " + " + ".join(parts)
+
+
+def self_check(bank: dict[str, Exercise], corpus_available: bool) -> list[tuple[str, str]]:
+    """Every exercise's grader on its own computed answer (must pass) and on a wrong one (must fail).
+    Returns (key, 'passed' | 'failed: why' | 'skipped: why')."""
+    out = []
+    for key, ex in bank.items():
+        if ex.needs_corpus and not corpus_available:
+            out.append((key, "skipped: needs the corpus"))
+            continue
+        try:
+            sol = ex.run()
+            right, wrong = grade(ex, sol.answer, sol), grade(ex, wrong_answer(ex, sol.answer), sol)
+            ok = right.correct and not wrong.correct and bool(sol.explanation)
+            out.append((key, "passed" if ok else f"failed: right accepted {right.correct}, wrong rejected "
+                                                f"{not wrong.correct}"))
+        except Exception as exc:  # a broken grader is a failed check, reported with its reason
+            out.append((key, f"failed: {exc!r}"))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    from core.corpus import corpus_available
+    from core.exercise_bank import BANK
+
+    parser = argparse.ArgumentParser(prog="python -m core exercises",
+                                     description="Check every exercise's grader on a right and a wrong answer.")
+    parser.parse_args(argv)
+    results = self_check(BANK, corpus_available())
+    for key, status in results:
+        print(f"{status.split(':')[0].upper():8s} {key}: {BANK[key].question[:70]}"
+              + (f"  ({status.split(': ', 1)[1]})" if ": " in status else ""))
+    passed = sum(s == "passed" for _, s in results)
+    skipped = sum(s.startswith("skipped") for _, s in results)
+    failed = len(results) - passed - skipped
+    print(f"{passed} passed, {failed} failed" + (f" ({skipped} skipped: they need the corpus)" if skipped else ""))
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

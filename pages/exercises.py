@@ -1,0 +1,87 @@
+"""Exercises: every lab's exercises with this session's answers, a score, progress to download and restore, and
+assignment links for teachers."""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from core.exercise_bank import BANK
+from ui import exercises, url_state
+from ui.common import LABS, plain
+
+LAB_TITLES = {**{lab.key: lab.title for lab in LABS}, "chapter": "The chapter (Act 4)"}
+
+
+def overview_table() -> pd.DataFrame:
+    done = exercises.progress()
+    rows = []
+    for key, ex in BANK.items():
+        row = done.get(key)
+        rows.append({"lab": LAB_TITLES[ex.lab], "question": ex.question,
+                     "your answer": "" if row is None else str(row["answer"]),
+                     "result": "not tried" if row is None else "right" if row["correct"] else "wrong",
+                     "open": exercises.link(ex)})
+    return pd.DataFrame(rows)
+
+
+def score() -> None:
+    done = exercises.progress()
+    right = sum(r["correct"] for r in done.values())
+    c1, c2, c3 = st.columns(3)
+    c1.metric("Answered", f"{len(done)} of {len(BANK)}")
+    c2.metric("Right", f"{right}")
+    c3.metric("Score", f"{100 * right / len(BANK):.0f}%")
+
+
+def save_and_restore() -> None:
+    st.subheader("Keep your progress")
+    st.caption("There are no accounts: your answers live in this browser tab. Download them to keep them, and "
+               "upload the JSON file later to carry on.")
+    d1, d2 = st.columns(2)
+    d1.download_button("Download progress (.json)", exercises.progress_json(), "rnnlab-progress.json",
+                       "application/json", icon=":material/download:")
+    d2.download_button("Download as a table (.csv)", exercises.progress_csv(), "rnnlab-progress.csv", "text/csv",
+                       icon=":material/table:")
+    up = st.file_uploader("Restore progress from a .json file", type=["json"], key="exercises.restore")
+    if up is not None and st.session_state.get("exercises.restored") != up.file_id:
+        try:
+            n = exercises.restore(up.getvalue())
+            st.session_state["exercises.restored"] = up.file_id
+            st.success(f"Restored {n} answer{'s' if n != 1 else ''}.", icon=":material/check_circle:")
+            st.rerun()
+        except ValueError as exc:
+            st.error(plain(exc, 300), icon=":material/error:")
+
+
+def assignment_builder() -> None:
+    st.subheader("For teachers: one link per question")
+    st.caption("The link opens the lab with the exercise's settings and the exercise on top; the lab's figures "
+               "stay hidden until the learner has checked an answer. Hidden controls stay at the link's values.")
+    key = url_state.choice("Exercise", "assign", next(iter(BANK)), list(BANK),
+                           format_func=lambda k: f"{LAB_TITLES[BANK[k].lab]}: {BANK[k].question[:80]}")
+    ex = BANK[key]
+    hide = st.multiselect("Controls to hide", list(ex.url), default=list(ex.url), key="exercises.hide",
+                          help="The settings this question depends on: hiding them stops learners from simply "
+                               "moving the slider to read the answer.")
+    base = str(st.context.url or "").split("?")[0].rstrip("/")
+    base = base.rsplit("/", 1)[0] if base.endswith("/exercises") else base
+    st.code(base + exercises.link(ex, hide), language=None, wrap_lines=True)
+
+
+def main() -> None:
+    url_state.page("exercises")
+    st.title("Exercises")
+    st.markdown("Every lab has exercises that check themselves: you commit to an answer, the lab runs the real "
+                "computation, and your answer is graded from the numbers it produced. Here are all of them with "
+                "your answers so far. Open one from the **open** column, or find them at the bottom of each lab.")
+    score()
+    st.dataframe(overview_table(), hide_index=True, width="stretch",
+                 column_config={"open": st.column_config.LinkColumn("open", display_text="open"),
+                                "question": st.column_config.TextColumn(width="large")})
+    st.caption(f"{len(BANK)} exercises. A number is graded within the tolerance shown beside its answer box.")
+    save_and_restore()
+    assignment_builder()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,135 @@
+"""Exercises that check themselves: every grader, the self-check command, and the labs' Exercises sections."""
+import json
+
+import pytest
+
+from apptest_util import ROOT, page
+from core import exercises as core_ex
+from core.exercise_bank import BANK, for_lab
+from conftest import corpus_path
+from ui.common import LABS
+
+
+def test_the_bank_has_enough_exercises_everywhere():
+    assert len(BANK) >= 15
+    for lab in [lab.key for lab in LABS] + ["chapter"]:
+        assert len(for_lab(lab)) >= 2, lab
+    assert {"ch_held_out", "ch_forcing"} <= set(BANK)          # Act 4's passage run and teacher forcing
+    for ex in BANK.values():
+        assert ex.question and ex.hint and ex.kind in (core_ex.CHOICE, core_ex.NUMBER)
+        assert ex.kind == core_ex.NUMBER or len(ex.options) >= 2
+
+
+@pytest.mark.parametrize("key", [k for k, e in BANK.items() if not e.needs_corpus])
+def test_every_grader_accepts_the_computed_answer_and_rejects_a_wrong_one(key):
+    ex = BANK[key]
+    sol = ex.run()
+    assert sol.explanation and (ex.kind != core_ex.CHOICE or sol.answer in ex.options)
+    assert core_ex.grade(ex, sol.answer, sol).correct
+    assert not core_ex.grade(ex, core_ex.wrong_answer(ex, sol.answer), sol).correct
+
+
+@pytest.mark.parametrize("key", [k for k, e in BANK.items() if e.needs_corpus])
+def test_the_corpus_graders_too(key, corpus_file):
+    ex = BANK[key]
+    sol = ex.run()
+    assert core_ex.grade(ex, sol.answer, sol).correct
+    assert not core_ex.grade(ex, core_ex.wrong_answer(ex, sol.answer), sol).correct
+
+
+def test_a_number_on_the_tolerance_boundary():
+    ex = BANK["gf_thirty"]                       # 5% relative
+    sol = ex.run()
+    assert core_ex.grade(ex, sol.answer * 1.049, sol).correct
+    assert not core_ex.grade(ex, sol.answer * 1.051, sol).correct
+    exact = BANK["cell_state"]                   # a count: within 0.5
+    s = exact.run()
+    assert core_ex.grade(exact, s.answer + 0.5, s).correct and not core_ex.grade(exact, s.answer + 0.51, s).correct
+
+
+def test_the_answer_is_computed_from_the_settings_not_stored():
+    assert BANK["fc_horizon"].run({"k": 64}).answer != BANK["fc_horizon"].run({"k": 2}).answer
+    assert BANK["gf_thirty"].run({"scale": 0.5}).answer == pytest.approx(0.5 ** 30)
+    assert BANK["tok_rnn"].run({"h": 2}).answer == 10_000 * 2 + 4 + 2 + 2 * 10_000 + 10_000
+    assert BANK["cell_state"].run({"h": 7}).answer == 7
+
+
+def test_answers_are_checked():
+    with pytest.raises(ValueError, match="Pick one"):
+        core_ex.grade(BANK["gf_regime"], "sideways")
+    with pytest.raises(ValueError, match="number"):
+        core_ex.grade(BANK["gf_thirty"], "lots")
+    with pytest.raises(ValueError, match="finite"):
+        core_ex.grade(BANK["gf_thirty"], float("nan"))
+
+
+def test_the_self_check_command(capsys):
+    assert core_ex.main([]) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    n = len(BANK) if corpus_path() is not None else sum(not e.needs_corpus for e in BANK.values())
+    assert last.startswith(f"{n} passed, 0 failed")
+
+
+def test_progress_restore_is_checked():
+    from ui.exercises import restore
+    good = json.dumps({"format": "rnnlab-exercises/1",
+                       "answers": {"gf_regime": {"answer": "exploding", "correct": True, "at": 1}}}).encode()
+    into = {}
+    assert restore(good, into) == 1 and into["gf_regime"]["answer"] == "exploding"
+    for bad, why in ((b"\xff", "not a progress"), (b"[]", "not an RNN Lab"),
+                     (json.dumps({"format": "rnnlab-exercises/1", "answers": {"zz": {}}}).encode(), "does not have"),
+                     (json.dumps({"format": "rnnlab-exercises/1", "answers": {"gf_regime": {"answer": "up",
+                                                                                          "correct": True}}}).encode(),
+                      "Pick one"), (b"x" * 200_001, "far smaller")):
+        with pytest.raises(ValueError, match=why):
+            restore(bad, {})
+
+
+def test_answer_then_check_in_a_lab():
+    at = page("gradient_flow").run()
+    assert any(e.label == "Hint" for e in at.expander)
+    at.radio(key="ex.gf_regime.answer").set_value("exploding").run()
+    at.button(key="ex.gf_regime.check").click().run()
+    assert not at.exception
+    assert any("You answered exploding. Right." in s.value for s in at.success)
+    assert at.session_state["_rnnlab_exercise_progress"]["gf_regime"]["correct"] is True
+    at.toggle(key="ex.gf_regime.other").set_value(True).run()
+    assert any("the answer is **vanishing**" in m.value for m in at.markdown)
+
+
+def test_a_wrong_number_is_graded_from_the_run():
+    at = page("gradient_flow").run()
+    at.number_input(key="ex.gf_thirty.answer").set_value(0.5).run()
+    at.button(key="ex.gf_thirty.check").click().run()
+    assert any("Not quite: the run says 0.04239" in e.value for e in at.error)
+
+
+def test_an_assignment_link_holds_the_figures_and_fixes_controls():
+    at = page("gradient_flow", ex="gf_regime", hide="scale,tanh", scale="1.5", tanh="0").run()
+    assert not at.exception
+    assert not at.get("plotly_chart") and any("figures appear after" in i.value for i in at.info)
+    labels = [s.label for s in at.select_slider] + [t.label for t in at.toggle]
+    assert not any(lab.startswith("Weight scale") or lab == "Through tanh" for lab in labels)
+    at.radio(key="ex.gf_regime.answer").set_value("stable").run()
+    at.button(key="ex.gf_regime.check").click().run()
+    assert at.get("plotly_chart") and any("Not quite" in e.value for e in at.error)
+    assert at.query_params["scale"] == "1.5"
+
+
+def test_a_stale_assignment_link_warns_and_shows_the_lab():
+    at = page("forecasting", ex="gone_exercise").run()
+    assert any("does not have" in w.value for w in at.warning) and at.get("plotly_chart")
+
+
+def test_the_overview_page_lists_answers_and_offers_downloads():
+    from streamlit.testing.v1 import AppTest
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.session_state["_rnnlab_exercise_progress"] = {"gf_regime": {"answer": "exploding", "correct": True, "at": 1}}
+    at.run()
+    at.switch_page("pages/exercises.py").run()
+    assert not at.exception
+    table = at.dataframe[0].value
+    assert len(table) == len(BANK) and (table["result"] == "right").sum() == 1
+    assert [m.value for m in at.metric][:2] == [f"1 of {len(BANK)}", "1"]
+    assert "/gradient_flow?" in table.loc[table["question"].str.startswith("Weight scale 1.5"), "open"].iloc[0]
+    assert any("ex=" in c.value for c in at.code)

@@ -1,0 +1,199 @@
+"""The labs' Exercises: answer first, then Check runs the real computation and grades the answer from it.
+
+Progress lives in the session (there are no accounts) and can be downloaded and restored. A teacher's
+assignment link (?ex=KEY, optionally &hide=NAME,...) opens a lab with one exercise on top, the lab's figures
+held back until the learner has checked an answer, and the named controls fixed at the link's values.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import time
+
+import pandas as pd
+import streamlit as st
+
+from core import exercises as core_ex
+from core.exercise_bank import BANK, for_lab
+from ui import url_state
+from ui.common import plain
+
+PROGRESS = "_rnnlab_exercise_progress"
+MAX_PROGRESS_BYTES = 100_000
+
+
+def progress() -> dict:
+    """exercise key -> {"answer": ..., "correct": bool, "at": unix time} for the answers checked this session."""
+    return st.session_state.setdefault(PROGRESS, {})
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def solution(key: str, settings_json: str) -> core_ex.Solution:
+    """An exercise run with these settings (cached: the same settings give the same numbers)."""
+    return BANK[key].run(json.loads(settings_json))
+
+
+def _solve(ex: core_ex.Exercise, settings: dict | None = None) -> core_ex.Solution:
+    with st.spinner("Running the lab's computation ..."):
+        return solution(ex.key, json.dumps({**ex.settings, **(settings or {})}, sort_keys=True))
+
+
+# --- assignment links ------------------------------------------------------------------------------------
+
+def assigned(lab: str) -> core_ex.Exercise | None:
+    """The exercise this page's URL assigns (?ex=KEY), or None; a bad or stale key is a warning."""
+    key = st.query_params.get("ex")
+    if key is None:
+        return None
+    ex = BANK.get(key)
+    if ex is None or ex.lab != lab:
+        st.warning(f"The link names an exercise {plain(key, 40)} that this lab does not have (it may be from an "
+                   "older version): showing the lab and all its exercises instead.", icon=":material/warning:")
+        return None
+    return ex
+
+
+def figures_held_back(lab: str) -> bool:
+    """True while an assigned exercise waits for its first checked answer (the lab's figures stay hidden)."""
+    ex = assigned_quietly(lab)
+    return ex is not None and ex.key not in progress()
+
+
+def assigned_quietly(lab: str) -> core_ex.Exercise | None:
+    ex = BANK.get(st.query_params.get("ex", ""))
+    return ex if ex is not None and ex.lab == lab else None
+
+
+def hold_figures(lab: str) -> None:
+    """Stop the page here while an assigned exercise waits for its first answer (the figures would give it away)."""
+    if figures_held_back(lab):
+        st.info("Answer the exercise above and press **Check** first: the lab's figures appear after that.",
+                icon=":material/lock:")
+        st.stop()
+
+
+def link(ex: core_ex.Exercise, hide: list[str] | tuple = ()) -> str:
+    """The relative URL of an assignment: the lab, its settings, the exercise, the controls to hide."""
+    from urllib.parse import urlencode
+
+    from ui.common import LABS
+    path = "" if ex.lab == "chapter" else next(lab.key for lab in LABS if lab.key == ex.lab)
+    query = {**({"act": 4} if ex.lab == "chapter" else {}), **ex.url, "ex": ex.key}
+    if hide:
+        query["hide"] = ",".join(hide)
+    return f"/{path}?{urlencode(query)}"
+
+
+# --- one exercise ----------------------------------------------------------------------------------------
+
+def _answer_widget(ex: core_ex.Exercise):
+    key = f"ex.{ex.key}.answer"
+    if ex.kind == core_ex.CHOICE:
+        return st.radio("Your answer", ex.options, index=None, key=key)
+    return st.number_input(f"Your answer{' (' + ex.unit + ')' if ex.unit else ''}", value=None, key=key,
+                           format="%.6g", help=f"Graded {core_ex.tolerance_text(ex)} of what the lab computes.")
+
+
+def _show_solution(ex: core_ex.Exercise, sol: core_ex.Solution) -> None:
+    st.markdown(plain(sol.explanation, 800))
+    if sol.numbers:
+        st.dataframe(pd.DataFrame({"what the run measured": list(sol.numbers),
+                                   "value": [f"{v:.6g}" if isinstance(v, float) else str(v)
+                                             for v in sol.numbers.values()]}), hide_index=True)
+
+
+def card(ex: core_ex.Exercise) -> None:
+    """Question, answer, hint, Check; then the grade, the run's numbers and the contrast."""
+    with st.container(border=True):
+        st.markdown(f"**{plain(ex.question, 400)}**")
+        answer = _answer_widget(ex)
+        with st.expander("Hint"):
+            st.markdown(plain(ex.hint, 400))
+        if st.button("Check", key=f"ex.{ex.key}.check", disabled=answer is None, type="primary"):
+            try:
+                sol = _solve(ex)
+                graded = core_ex.grade(ex, answer, sol)
+            except ValueError as exc:
+                st.error(plain(exc, 400), icon=":material/error:")
+                return
+            progress()[ex.key] = {"answer": answer, "correct": graded.correct, "at": round(time.time())}
+            st.rerun()  # redraw the page: an assignment's figures appear now
+        done = progress().get(ex.key)
+        if done is None:
+            return
+        sol = _solve(ex)
+        good = core_ex.grade(ex, done["answer"], sol)
+        (st.success if good.correct else st.error)(
+            f"You answered {plain(done['answer'])}. {good.message}",
+            icon=":material/check_circle:" if good.correct else ":material/cancel:")
+        _show_solution(ex, sol)
+        if ex.other and st.toggle(f"Try the other setting: {ex.other_label}", key=f"ex.{ex.key}.other"):
+            other = _solve(ex, ex.other)
+            shown = other.answer if ex.kind == core_ex.CHOICE else f"{other.answer:.4g}"
+            st.markdown(f"With {plain(ex.other_label)} the answer is **{plain(shown)}**.")
+            _show_solution(ex, other)
+
+
+def section(lab: str) -> None:
+    """The lab's Exercises (the assigned one, if any, is drawn at the top of the page instead)."""
+    assigned_ex = assigned_quietly(lab)
+    exs = [ex for ex in for_lab(lab) if assigned_ex is None or ex.key != assigned_ex.key]
+    if not exs:
+        return
+    st.header("Exercises")
+    st.caption("Answer first, then press Check: the lab runs the computation and grades your answer from its "
+               "numbers. Your answers are listed on the Exercises page.")
+    for ex in exs:
+        card(ex)
+
+
+def assignment(lab: str) -> None:
+    """At the top of a lab: the exercise a teacher's link assigns."""
+    ex = assigned(lab)
+    if ex is not None:
+        st.subheader("Your exercise")
+        fixed = sorted(url_state.hidden_names())
+        if fixed:
+            st.caption(f"Your teacher's link fixes these controls: {plain(', '.join(fixed), 200)}.")
+        card(ex)
+
+
+# --- progress files --------------------------------------------------------------------------------------
+
+def progress_json() -> str:
+    return json.dumps({"format": "rnnlab-exercises/1", "answers": progress()}, indent=1)
+
+
+def progress_csv() -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(["exercise", "lab", "question", "answer", "correct", "answered_at"])
+    for key, row in progress().items():
+        ex = BANK[key]
+        w.writerow([key, ex.lab, ex.question, row["answer"], row["correct"], row["at"]])
+    return buf.getvalue()
+
+
+def restore(data: bytes, into: dict | None = None) -> int:
+    """Answers from a downloaded progress file, checked field by field; returns how many were restored.
+    ValueError with what is wrong (an unknown exercise, a bad answer, not our file)."""
+    if len(data) > MAX_PROGRESS_BYTES:
+        raise ValueError(f"That file is {len(data):,} bytes; a progress file is far smaller (limit "
+                         f"{MAX_PROGRESS_BYTES:,}).")
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise ValueError("That is not a progress file (RNN Lab writes JSON).") from None
+    if not isinstance(doc, dict) or doc.get("format") != "rnnlab-exercises/1" or not isinstance(doc.get("answers"), dict):
+        raise ValueError("That JSON is not an RNN Lab progress file.")
+    restored = {}
+    for key, row in doc["answers"].items():
+        if key not in BANK:
+            raise ValueError(f"The file names an exercise {plain(key, 40)} this version does not have.")
+        if not isinstance(row, dict) or not isinstance(row.get("correct"), bool):
+            raise ValueError(f"The answer to {key} is damaged.")
+        answer = core_ex.check_answer(BANK[key], row.get("answer"))
+        restored[key] = {"answer": answer, "correct": row["correct"], "at": int(row.get("at", 0) or 0)}
+    (progress() if into is None else into).update(restored)
+    return len(restored)
