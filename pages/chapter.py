@@ -12,13 +12,12 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
-from streamlit.errors import StreamlitAPIException
 
 from core import forecast, gradflow, passage, tokens
 from pages import forecasting, gradient_flow, rnn_cell
 from pages import tokens as tokens_page
 from ui import exercises, passage_run, texts, url_state
-from ui.common import BOOK, BOOK_URL, LABS, cite, learner_errors, plain
+from ui.common import BOOK, BOOK_URL, LABS, cite, lab_link, learner_errors, plain
 from ui.plots import style
 
 ACTS = {1: "Predicting the next step", 2: "Language into numbers", 3: "A network with memory",
@@ -45,15 +44,6 @@ def step_buttons(act: int, where: str) -> None:
     if act < len(ACTS):
         forward.button(f"{ACTS[act + 1]} →", key=f"chapter.next.{where}", on_click=_go, args=(act + 1,),
                        type="primary")
-
-
-def lab_link(lab, label: str, query: dict | None = None) -> None:
-    """A link to a lab page, with URL settings (plain text when the page runs without app.py's navigation)."""
-    try:
-        st.page_link(lab.path, label=label, icon=lab.icon, query_params={k: str(v) for k, v in (query or {}).items()}
-                     or None)
-    except StreamlitAPIException:  # the page run on its own (tests): no page to link to
-        st.caption(label)
 
 
 def deeper(lab_key: str, text: str, **query) -> None:

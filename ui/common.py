@@ -85,6 +85,18 @@ def controls_beside_view(controls: Callable[[], T]) -> tuple[T, DeltaGenerator]:
     return settings, view
 
 
+def lab_link(lab: Lab | str, label: str, query: dict | None = None, icon: str | None = None) -> None:
+    """A link to a page of the app (a Lab, or a page path) with URL settings; plain text when the page runs
+    without app.py's navigation (tests run pages on their own)."""
+    from streamlit.errors import StreamlitAPIException
+    path = lab.path if isinstance(lab, Lab) else lab
+    try:
+        st.page_link(path, label=label, icon=icon or (lab.icon if isinstance(lab, Lab) else None),
+                     query_params={k: str(v) for k, v in (query or {}).items()} or None)
+    except StreamlitAPIException:
+        st.caption(label)
+
+
 def show_source(*objects, title: str = "The code behind this figure") -> None:
     """An expander with the real source of the core functions the page calls."""
     with st.expander(title):

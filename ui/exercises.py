@@ -17,7 +17,7 @@ import streamlit as st
 from core import exercises as core_ex
 from core.exercise_bank import BANK, for_lab
 from ui import url_state
-from ui.common import plain
+from ui.common import lab_link, plain
 
 PROGRESS = "_rnnlab_exercise_progress"
 MAX_PROGRESS_BYTES = 100_000
@@ -110,6 +110,11 @@ def card(ex: core_ex.Exercise) -> None:
         answer = _answer_widget(ex)
         with st.expander("Hint"):
             st.markdown(plain(ex.hint, 400))
+        if assigned_quietly(ex.lab) is None:
+            page = "pages/chapter.py" if ex.lab == "chapter" else f"pages/{ex.lab}.py"
+            lab_link(page, "Open it on its own: the lab set up for it, figures hidden until you check",
+                     {**({"act": 4} if ex.lab == "chapter" else {}), **ex.url, "ex": ex.key},
+                     icon=":material/open_in_new:")
         if st.button("Check", key=f"ex.{ex.key}.check", disabled=answer is None, type="primary"):
             try:
                 sol = _solve(ex)
