@@ -13,6 +13,10 @@ labs = [st.Page(lab.path, title=lab.title, icon=lab.icon) for lab in LABS]
 exercises = st.Page("pages/exercises.py", title="Exercises", icon=":material/task_alt:")
 nav = st.navigation({"RNN Lab": [chapter, exercises], "Labs": labs})
 
+# Phones: wide equations shrink and scroll inside their own box rather than widening the page.
+st.html("<style>@media (max-width: 640px) { .katex-display { font-size: 0.82em; overflow-x: auto; "
+        "overflow-y: hidden; } }</style>")
+
 with st.sidebar:
     st.caption(f"Training device: **{device_label()}**")
     st.caption(f"RNN Lab v{__version__}")

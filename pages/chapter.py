@@ -18,7 +18,7 @@ from pages import forecasting, gradient_flow, rnn_cell
 from pages import tokens as tokens_page
 from ui import exercises, passage_run, texts, url_state
 from ui.common import BOOK, BOOK_URL, LABS, cite, lab_link, learner_errors, plain
-from ui.plots import style
+from ui.plots import show, style
 
 ACTS = {1: "Predicting the next step", 2: "Language into numbers", 3: "A network with memory",
         4: "Training through time", 5: "After the acts"}
@@ -67,13 +67,9 @@ def act_predicting() -> None:
     m1.metric("One step ahead, training range", f"{a.train_mse:.3f}")
     m2.metric("One step ahead, test range", f"{a.test_mse:.3f}")
     m3.metric("16 steps ahead, test range", f"{a.k_mse:.3f}")
-    st.plotly_chart(forecasting.forecasts_figure(s, x, a), width="stretch")
-    st.caption(forecasting.summary(s, a))
+    show(forecasting.forecasts_figure(s, x, a), forecasting.summary(s, a), "act1.forecasts")
     if a.horizon is not None:
-        st.plotly_chart(forecasting.horizon_figure(s, a), width="stretch")
-        st.caption(f"Test error against the horizon k: {a.horizon[0]:.3f} at k = 1, {a.horizon[15]:.3f} at k = 16 "
-                   f"and {a.horizon[-1]:.3f} at k = {len(a.horizon)}; guessing a constant scores "
-                   f"{a.test_variance:.3f}.")
+        show(forecasting.horizon_figure(s, a), forecasting.horizon_summary(a), "act1.horizon")
     st.markdown(
         f"One step ahead the model is nearly as good as the noise allows (σ² = {s.sigma ** 2:.2f}). Sixteen steps "
         "ahead it must build on its own guesses, and each guess inherits the last one's error: the errors "
@@ -102,9 +98,8 @@ def act_language() -> None:
     st.markdown(f"That leaves **{len(vocab)} tokens**: {shown}, and one id for anything unknown. "
                 f"The whole book is {len(text):,} of them.")
     _, cov = texts.ngram_statistics(text, "char", 0)
-    st.plotly_chart(tokens_page.coverage_figure(cov), width="stretch")
+    show(tokens_page.coverage_figure(cov), tokens_page.coverage_summary(cov), "act2.coverage")
     last = cov[-1]
-    st.caption(ngram_summary(cov))
     st.markdown(
         f"The simplest language model counts: how often does each character follow each context of n − 1 "
         f"characters? The table needs a row per context, and the contexts multiply: with n = {last.n} there are "
@@ -112,13 +107,9 @@ def act_language() -> None:
         f"({100 * last.share:.2g}%). Most contexts are never seen, so a table says nothing about them. "
         "**Next:** instead of a table over every possible past, keep a running summary of the past, a "
         "*hidden state*, and update it one token at a time:")
-    st.latex(r"P(x_t \mid x_{t-1}, \dots, x_1) \approx P(x_t \mid h_{t-1}), \qquad h_t = f(x_t, h_{t-1})")
+    st.latex(r"\begin{gathered}P(x_t \mid x_{t-1}, \dots, x_1) \approx P(x_t \mid h_{t-1}) \\"
+             r"h_t = f(x_t, h_{t-1})\end{gathered}")
     deeper("tokens", "BPE subwords, Zipf's law and the parameter calculator")
-
-
-def ngram_summary(cov: list[tokens.Coverage]) -> str:
-    parts = ", ".join(f"n = {c.n}: {c.distinct:,} of {c.possible:,}" for c in cov)
-    return f"Distinct n-grams seen in the book against the possible ones: {parts}."
 
 
 # --- Act 3 -----------------------------------------------------------------------------------------------
@@ -143,26 +134,23 @@ def act_memory() -> None:
     st.markdown("A hidden **layer** (as in any network) computes features of the current input and forgets them. "
                 "A hidden **state** is a hidden layer that is kept and handed to the next step. The whole "
                 "difference is one term:")
-    st.latex(r"\text{hidden layer: } H = \phi(X W_{xh} + b_h) \qquad"
-             r"\text{hidden state: } H_t = \phi(X_t W_{xh} + \textcolor{#d62728}{H_{t-1} W_{hh}} + b_h)")
+    st.latex(r"\begin{gathered}\text{hidden layer: } H = \phi(X W_{xh} + b_h) \\"
+             r"\text{hidden state: } H_t = \phi(X_t W_{xh} + \textcolor{#d62728}{H_{t-1} W_{hh}} + b_h)"
+             r"\end{gathered}")
     st.markdown("The same W_xh, W_hh and W_hq are used at every step, so the network can read a text of any "
                 "length without growing. (Rows are examples here, as in the book: X is batch × inputs.)")
     h = url_state.int_slider("Hidden units h", "h", 32, 4, 512, step=4)
     V = 28
     rnn = sum(tokens.rnn_parameter_terms(V, 0, h).values())
-    st.plotly_chart(window_figure(V, h), width="stretch")
     w5, w20 = tokens.window_model_parameters(V, 5, h), tokens.window_model_parameters(V, 20, h)
-    st.caption(f"With |V| = {V} characters and h = {h}: a network that reads the last 5 characters side by side "
-               f"has {w5:,} parameters and one that reads 20 has {w20:,}; the RNN has {rnn:,} whatever the context, "
-               f"and carries the past in a state of {h} numbers.")
+    show(window_figure(V, h), f"With |V| = {V} characters and h = {h}: a network that reads the last 5 characters "
+         f"side by side has {w5:,} parameters and one that reads 20 has {w20:,}; the RNN has {rnn:,} whatever the "
+         f"context, and carries the past in a state of {h} numbers.", "act3.window")
     st.markdown("The step before the RNN, a *fixed-window* neural language model, puts the last n tokens side by "
                 "side and feeds them to a hidden layer: its input weights grow with the window, and it still sees "
                 "nothing older. The RNN reads one token at a time and folds it into its state. Unrolled through "
                 "time it looks like a very deep network whose layers all share the same weights:")
-    st.plotly_chart(rnn_cell.unrolled_figure("time", 4, 4), width="stretch")
-    st.caption("The network reading “time”, unrolled over four steps: inputs x1..x4 at the bottom, states H1..H4 "
-               "in the middle, outputs O1..O4 on top. Every step uses the same W_xh, W_hh and W_hq; the last step "
-               "is marked.")
+    show(rnn_cell.unrolled_figure("time", 4, 4), rnn_cell.unrolled_summary("time", 4, 4), "act3.unrolled")
     st.markdown("**Next:** training it means backpropagating through all those shared steps.")
     deeper("rnn_cell", "Step the recurrence and check its gradients")
 
@@ -246,8 +234,8 @@ def live_run(vocab_size: int) -> None:
 
 def draw_run(history: list[dict], samples: dict[int, str], seconds: float | None, title: str,
              vocab_size: int) -> None:
-    st.plotly_chart(passage_figure(history, vocab_size, title), width="stretch")
-    st.caption(f"{title}. {passage_summary(history, vocab_size, seconds)}")
+    show(passage_figure(history, vocab_size, title), f"{title}. {passage_summary(history, vocab_size, seconds)}",
+         "act4.passage")
     prefix = passage.config().sample_prefix
     st.table(pd.DataFrame({"epoch": list(samples), f"greedy continuation of “{prefix}”": list(samples.values())})
              .set_index("epoch"))
@@ -344,13 +332,13 @@ def bptt_in_detail() -> None:
                 "the tanh slopes, the gradient reaching a state k steps back has been multiplied by W_hhᵀ k times: "
                 "a sum of terms with growing powers of W_hhᵀ.")
     st.latex(r"\frac{\partial L}{\partial h_t} = \sum_{j \ge t} (W_{hh}^\top)^{\,j-t}\, "
-             r"\frac{\partial \ell_j}{\partial h_j} \qquad \text{(column convention, linear case)}")
+             r"\frac{\partial \ell_j}{\partial h_j}")
+    st.caption("Column convention, linear case.")
     scale = url_state.select_slider("Weight scale (× a random W_hh)", "scale", 1.0, gradient_flow.SCALES)
     with learner_errors():
         a = gradflow.analyse(n=32, scale=scale, T=24)
-    st.plotly_chart(gradient_flow.norms_figure(a), width="stretch")
-    st.caption(f"Spectral radius ρ = {a.rho:.2f}. The term from 24 steps back has norm {a.linear[-1]:.3g} "
-               f"(the newest is 1); through tanh it is {a.tanh[-1]:.3g}.")
+    show(gradient_flow.norms_figure(a), f"Spectral radius ρ = {a.rho:.2f}. The term from 24 steps back has norm "
+         f"{a.linear[-1]:.3g} (the newest is 1); through tanh it is {a.tanh[-1]:.3g}.", "after.norms")
     st.markdown(
         "- **Full** backpropagation runs the sum all the way back: exact, but slow and numerically fragile.\n"
         "- **Regular truncation** stops after a fixed number of steps (the windows of `num_steps` the labs use): "

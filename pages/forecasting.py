@@ -10,7 +10,7 @@ import streamlit as st
 from core import forecast
 from ui import exercises, url_state
 from ui.common import cite, controls_beside_view, header, learner_errors, show_source
-from ui.plots import style
+from ui.plots import show, style
 
 
 @dataclass(frozen=True)
@@ -96,6 +96,13 @@ def reading(s: Settings, x: np.ndarray, a: forecast.Analysis) -> str:
         "which range scores lower.")
 
 
+def horizon_summary(a: forecast.Analysis) -> str:
+    at = {k: a.horizon[k - 1] for k in (1, 16) if k <= len(a.horizon)}
+    parts = ", ".join(f"{v:.3f} at k = {k}" for k, v in at.items())
+    return (f"Test error against the horizon k: {parts} and {a.horizon[-1]:.3f} at k = {len(a.horizon)}; "
+            f"guessing a constant scores {a.test_variance:.3f}.")
+
+
 def summary(s: Settings, a: forecast.Analysis) -> str:
     """The figures in one line of numbers (under the figure, and for screen readers)."""
     ratio = f", {a.k_mse / a.test_mse:.1f} times as large" if a.test_mse > 0 else ""
@@ -112,8 +119,8 @@ def main() -> None:
         "A sequence model guesses the next value from the values before it. Here the data is a sine wave "
         "buried in noise, and the model is the simplest one there is: a weighted sum of the last "
         r"$\tau$ values plus a bias, fitted in one shot by least squares.")
-    st.latex(r"x_t = \sin(0.01\,t) + \epsilon_t,\quad \epsilon_t\sim\mathcal N(0,\sigma^2)"
-             r"\qquad \hat x_t = w_1 x_{t-\tau} + \dots + w_\tau x_{t-1} + b")
+    st.latex(r"\begin{gathered}x_t = \sin(0.01\,t) + \epsilon_t,\quad \epsilon_t\sim\mathcal N(0,\sigma^2) \\"
+             r"\hat x_t = w_1 x_{t-\tau} + \dots + w_\tau x_{t-1} + b\end{gathered}")
     cite("9.1 Working with Sequences")
     exercises.assignment("forecasting")
     s, view = controls_beside_view(controls)
@@ -122,10 +129,9 @@ def main() -> None:
         x = series(s.T, s.sigma, s.seed)
         a = forecast.analyse(x, s.tau, s.n_train, s.k)
         metrics(s, a)
-        st.plotly_chart(forecasts_figure(s, x, a), width="stretch")
-        st.caption(summary(s, a))
+        show(forecasts_figure(s, x, a), summary(s, a), "forecasts")
         if a.horizon is not None:
-            st.plotly_chart(horizon_figure(s, a), width="stretch")
+            show(horizon_figure(s, a), horizon_summary(a), "horizon")
         st.markdown(reading(s, x, a))
         with st.expander("Fitted weights"):
             st.write({"bias": round(a.model.bias, 6),

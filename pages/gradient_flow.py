@@ -10,7 +10,7 @@ import streamlit as st
 from core import gradflow
 from ui import exercises, url_state
 from ui.common import cite, controls_beside_view, header, learner_errors, show_source
-from ui.plots import style
+from ui.plots import show, style
 
 SCALES = [0.25, 0.35, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0, 1.05, 1.1, 1.2, 1.3, 1.5, 1.75, 2.0, 2.5, 3.0, 4.0]
 REGIME_COLOURS = {"vanishing": "blue", "stable": "green", "exploding": "red"}
@@ -85,6 +85,19 @@ def clipping_figure(a: gradflow.Analysis, theta: float) -> go.Figure:
                  log_y=True, legend_below=True)
 
 
+def norms_summary(s: Settings, a: gradflow.Analysis) -> str:
+    linear = f"the linear gradient norm goes from 1 to {a.linear[-1]:.3g} over {s.T} steps"
+    tanh = "" if a.tanh is None else f"; through tanh from 1 to {a.tanh[-1]:.3g}"
+    return (f"Gradient norm against steps back: {linear}{tanh}, {a.growth:.3g} per step on the shown curve "
+            f"(ρ = {a.rho:.3g}).")
+
+
+def eigenvalues_summary(a: gradflow.Analysis) -> str:
+    outside = int(np.sum(np.abs(a.eigenvalues) > 1 + 1e-9))
+    return (f"The {len(a.eigenvalues)} eigenvalues of W_hh in the complex plane: the largest |λ|, the spectral "
+            f"radius, is {a.rho:.3f}; {outside} lie outside the unit circle.")
+
+
 def clipping_summary(a: gradflow.Analysis, theta: float) -> str:
     whole = float(np.sqrt(np.sum(a.shown ** 2)))
     share = gradflow.distant_share(a.shown)
@@ -143,8 +156,9 @@ def main() -> None:
         "it by the same recurrent matrix (and, with tanh, by the slope of the activation), so after k steps it "
         "behaves like a k-th power. Powers of numbers below one shrink to nothing; above one they blow up. "
         "The largest |eigenvalue| of W_hh, its **spectral radius ρ**, decides which.")
-    st.latex(r"\frac{\partial h_T}{\partial h_{T-k}} = \prod_{t=T-k+1}^{T} \operatorname{diag}(1-h_t^2)\,W_{hh}"
-             r"\qquad \|g_{T-k}\| \propto \rho^k \text{ for large } k\ \text{(linear case)}")
+    st.latex(r"\begin{gathered}\frac{\partial h_T}{\partial h_{T-k}} = \prod_{t=T-k+1}^{T} "
+             r"\operatorname{diag}(1-h_t^2)\,W_{hh} \\ \|g_{T-k}\| \propto \rho^k \text{ for large } k"
+             r"\ \text{(linear case)}\end{gathered}")
     st.caption("Notation: this page writes states as columns, h_t = tanh(W_hh h_{t-1} + x_t). The book and the RNN "
                "cell lab write them as rows, H_t = φ(X_t W_xh + H_{t-1} W_hh + b_h), where the same matrix "
                "appears transposed; the norms and eigenvalue sizes are the same either way.")
@@ -155,11 +169,10 @@ def main() -> None:
         exercises.hold_figures("gradient_flow")
         a = analyse(s)
         metrics(s, a)
-        st.plotly_chart(norms_figure(a), width="stretch")
+        show(norms_figure(a), norms_summary(s, a), "norms")
         c1, c2 = st.columns(2)
-        c1.plotly_chart(eigenvalues_figure(a), width="stretch")
-        c2.plotly_chart(clipping_figure(a, s.theta), width="stretch")
-        c2.caption(clipping_summary(a, s.theta))
+        show(eigenvalues_figure(a), eigenvalues_summary(a), "eigenvalues", c1)
+        show(clipping_figure(a, s.theta), clipping_summary(a, s.theta), "clipping", c2)
         st.markdown(NOTES)
     show_source(gradflow.recurrent_matrix, gradflow.linear_gradient_norms, gradflow.tanh_gradient_norms,
                 gradflow.regime)

@@ -1,6 +1,8 @@
 """Lab 3, RNN cell: the recurrence stepped through time, and the proof that its gradients are right."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -10,7 +12,7 @@ from plotly.subplots import make_subplots
 from core import cell_demo, rnn_ref, tokens, verify
 from ui import exercises, url_state
 from ui.common import cite, header, learner_errors, plain, show_source
-from ui.plots import style
+from ui.plots import show, style
 
 
 def word_controls() -> tuple[str, int, int]:
@@ -48,10 +50,28 @@ def step_figure(run: cell_demo.WordRun, step: cell_demo.Step) -> go.Figure:
     _heat(fig, step.H, 1, 3, units, ["h"])
     _heat(fig, run.params["W_xh"], 2, 1, units, chars)
     _heat(fig, run.params["W_hh"], 2, 2, units, units)
-    fig.add_trace(go.Bar(x=chars, y=step.P, showlegend=False,
-                         marker_color=["#e45756" if i == step.target_id else "#4c78a8" for i in range(len(step.P))]),
-                  row=2, col=3)
+    fig.add_trace(go.Bar(x=chars, y=step.P, showlegend=False, name="next-letter probability",
+                         marker_color=["#e45756" if i == step.target_id else "#4c78a8" for i in range(len(step.P))],
+                         marker_pattern_shape=["/" if i == step.target_id else "" for i in range(len(step.P))],
+                         text=["next" if i == step.target_id else "" for i in range(len(step.P))],
+                         textposition="outside"), row=2, col=3)
     return style(fig, None, None, None, height=560)
+
+
+def step_summary(run: cell_demo.WordRun, step: cell_demo.Step) -> str:
+    chars = letter_labels(run)
+    best = int(np.argmax(step.P))
+    return (f"Step t = {step.t}: the one-hot input for '{step.read}', the previous state (values "
+            f"{step.H_prev.min():.2f} to {step.H_prev.max():.2f}), the new state ({step.H.min():.2f} to "
+            f"{step.H.max():.2f}), W_xh and W_hh as heatmaps, and the next-letter probabilities: the true next "
+            f"letter '{step.target}' (the bar marked “next”) gets {step.P[step.target_id]:.3f}; the likeliest is "
+            f"'{chars[best]}' with {step.P[best]:.3f}. Move t and watch H_(t-1) become the previous step's H_t.")
+
+
+def unrolled_summary(word: str, steps: int, current: int) -> str:
+    return (f"The network reading “{word[:steps + 1]}”, unrolled over {steps} steps: inputs x1..x{steps} at the "
+            f"bottom, states H1..H{steps} in the middle, outputs O1..O{steps} on top. Every step uses the same "
+            f"W_xh, W_hh and W_hq; step {current} is marked.")
 
 
 def unrolled_figure(word: str, steps: int, current: int) -> go.Figure:
@@ -93,13 +113,13 @@ def network_with_memory() -> cell_demo.WordRun:
     # A one-step word has nothing to slide through: a slider needs two distinct ends.
     t = st.slider("Time step t", 1, run.steps, 1, key="cell.t") if run.steps > 1 else 1
     step = run.step(t)
-    st.markdown(f"Step **t = {t}**: the network reads **'{step.read}'** and should predict **'{step.target}'**. "
+    st.markdown(f"Step **t = {t}**: the network reads **'{plain(step.read)}'** and should predict "
+                f"**'{plain(step.target)}'**. "
                 f"It gives that letter probability {step.P[step.target_id]:.3f}, a loss of {step.loss:.3f} "
                 f"(mean over all {run.steps} steps: {run.cache.loss:.3f}). The weights are random: nothing is "
                 "learnt yet.")
-    st.plotly_chart(step_figure(run, step), width="stretch")
-    st.caption("Red bar: the letter that really comes next. Move t and watch H_{t-1} become the previous step's H_t.")
-    st.plotly_chart(unrolled_figure(run.word, run.steps, t), width="stretch")
+    show(step_figure(run, step), step_summary(run, step), "step")
+    show(unrolled_figure(run.word, run.steps, t), unrolled_summary(run.word, run.steps, t), "unrolled")
     return run
 
 
@@ -132,7 +152,10 @@ def memory_without_growing() -> None:
     with m2:
         h = url_state.int_input("Hidden units h", "h2", 256, 1, 10_000)
     with learner_errors():
-        st.plotly_chart(memory_figure(V, h), width="stretch")
+        rnn = sum(tokens.rnn_parameter_terms(V, 0, h).values())
+        show(memory_figure(V, h), f"With |V| = {V:,} and h = {h:,}, the RNN has {rnn:,} parameters for any context "
+             f"length; an n-gram table with 20 tokens of context needs |V|^21 = 10^"
+             f"{21 * math.log10(V):.1f} entries.", "memory")
         m3.metric("RNN state size", f"{h} numbers")
 
 
@@ -213,8 +236,8 @@ def main() -> None:
         "that summarises everything read so far. Each step mixes the new input with the old state through the "
         "same two weight matrices, squashes the result with tanh, and reads a prediction for the next token off "
         "the new state.")
-    st.latex(r"H_t = \tanh(X_t W_{xh} + H_{t-1} W_{hh} + b_h) \qquad O_t = H_t W_{hq} + b_q"
-             r"\qquad \ell_t = -\log \operatorname{softmax}(O_t)_{y_t}")
+    st.latex(r"\begin{gathered}H_t = \tanh(X_t W_{xh} + H_{t-1} W_{hh} + b_h) \\ O_t = H_t W_{hq} + b_q"
+             r"\qquad \ell_t = -\log \operatorname{softmax}(O_t)_{y_t}\end{gathered}")
     cite("9.4 Recurrent Neural Networks and 9.5 Recurrent Neural Network Implementation from Scratch")
     exercises.assignment("rnn_cell")
     exercises.hold_figures("rnn_cell")

@@ -11,7 +11,7 @@ import streamlit as st
 from core import sampling
 from ui import exercises, model_choice, url_state
 from ui.common import cite, controls_beside_view, header, learner_errors, plain, show_source
-from ui.plots import style
+from ui.plots import show, style
 
 MAX_TOP_K = 50
 SCORE_DEFAULTS = (("Your text", "score_a", "the machine stood in the laboratory"),
@@ -76,6 +76,16 @@ def greedy(model_key: str, prefix: str, length: int, _lm) -> sampling.Sample:
     return sampling.sample(_lm, prefix, length, 0.0)
 
 
+def next_token_summary(lm, logits: np.ndarray, s: Settings) -> str:
+    p_t, p_1 = sampling.distribution(logits, s.temperature), sampling.distribution(logits, 1.0)
+    top = np.argsort(-p_1)[:3]
+    likeliest = ", ".join(f"{lm.vocab.token_text(int(i))!r} {p_1[i]:.3f} (at T = {s.temperature:g}: {p_t[i]:.3f})"
+                          for i in top)
+    return (f"After the prefix, the likeliest next characters at T = 1 are {likeliest}; entropy "
+            f"{sampling.entropy_bits(p_1):.2f} bits at T = 1 and {sampling.entropy_bits(p_t):.2f} bits at "
+            f"T = {s.temperature:g}.")
+
+
 def next_token_figure(lm, logits: np.ndarray, temperature: float) -> go.Figure:
     """The 15 likeliest next tokens at T = 1 and at the chosen temperature."""
     p_t, p_1 = sampling.distribution(logits, temperature), sampling.distribution(logits, 1.0)
@@ -133,12 +143,14 @@ def hidden_state_section(lm, out: sampling.Sample) -> None:
         return
     cleaned_shown, _ = lm.prepare_prefix(shown)
     labels = [lm.vocab.token_text(int(i)) for i in lm.vocab.encode(cleaned_shown)]
-    st.plotly_chart(hidden_state_figure(H, sampling.most_variable_units(H, 24), labels), width="stretch")
-    st.caption("Rows: the 24 units (of the top layer's "
-               f"{H.shape[1]}) whose activation varies most along this text; columns: characters read. Look for "
-               "units that flip at spaces or stay on inside words: a first glimpse of what the state remembers. "
-               "Most active units (largest mean |h|): "
-               + ", ".join(f"{u} ({v:.2f})" for u, v in sampling.most_active_units(H, 5)) + ".")
+    units = sampling.most_variable_units(H, 24)
+    saturated = float(np.mean(np.abs(H[:, units]) > 0.9))
+    show(hidden_state_figure(H, units, labels),
+         f"Rows: the 24 units (of the top layer's {H.shape[1]}) whose activation varies most along these "
+         f"{len(labels)} characters; columns: the characters read; colour: the activation, -1 (red) to 1 (blue); "
+         f"{100 * saturated:.0f}% of the cells shown are beyond ±0.9. Look for units that flip at spaces or stay on "
+         "inside words: a first glimpse of what the state remembers. Most active units (largest mean |h|): "
+         + ", ".join(f"{u} ({v:.2f})" for u, v in sampling.most_active_units(H, 5)) + ".", "hidden-state")
 
 
 def score_section(lm) -> None:
@@ -202,7 +214,8 @@ def main() -> None:
         model_caption(lm, s.model)
         out = generated_text(lm, s)
         st.subheader("What comes next?")
-        st.plotly_chart(next_token_figure(lm, sampling.next_logits(lm, s.prefix), s.temperature), width="stretch")
+        logits = sampling.next_logits(lm, s.prefix)
+        show(next_token_figure(lm, logits, s.temperature), next_token_summary(lm, logits, s), "next-token")
         hidden_state_section(lm, out)
         score_section(lm)
         greedy_vs_sampled(lm, s, out, model_key)

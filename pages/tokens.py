@@ -13,11 +13,13 @@ import streamlit as st
 from core import bpe_merges, corpus, tokens
 from ui import exercises, texts, url_state
 from ui.common import cite, controls_beside_view, header, learner_errors, plain, show_source
-from ui.plots import style
+from ui.plots import show, style
 
 SIZES = [256, 512, 1024, 2048, 4096]
 PASSAGE = 320
-TOKEN_COLOURS = ("#dbeafe", "#fde68a", "#bbf7d0", "#fbcfe8")
+# Two fills far apart in lightness (distinct under every colour-vision deficiency), and a bar between tokens, so
+# a boundary never depends on colour alone.
+TOKEN_COLOURS = ("#dbeafe", "#fcd34d")
 SOURCES = {"timemachine": "The Time Machine", "upload": "My upload"}
 CLEANING_WORDS = {"letters": "letters and spaces (the book)", "punctuation": "keep punctuation"}
 
@@ -51,8 +53,8 @@ def token_spans(vocab, ids) -> str:
     """The tokens as HTML, alternately coloured so their boundaries show; hover for the id."""
     return "".join(
         f'<span title="id {int(i)}" style="background:{TOKEN_COLOURS[n % len(TOKEN_COLOURS)]};'
-        f'border-radius:3px;padding:1px 0;white-space:pre-wrap">{html.escape(vocab.token_text(int(i)))}</span>'
-        for n, i in enumerate(ids))
+        f'border-left:1px solid #1f2937;padding:1px 0;white-space:pre-wrap">{html.escape(vocab.token_text(int(i)))}'
+        '</span>' for n, i in enumerate(ids))
 
 
 def zipf_figure(curves: list[np.ndarray]) -> go.Figure:
@@ -76,6 +78,20 @@ def coverage_figure(cov: list[tokens.Coverage]) -> go.Figure:
     style(fig, "The table runs out of data", "n", "count", log_y=True)
     fig.update_layout(xaxis=dict(dtick=1))
     return fig
+
+
+def zipf_summary(curves: list[np.ndarray]) -> str:
+    parts = []
+    for n, curve in zip((1, 2, 3), curves):
+        tenth = f", the 10th {int(curve[9]):,}" if len(curve) >= 10 else ""
+        parts.append(f"{n}-grams: {len(curve):,} distinct, the commonest seen {int(curve[0]):,} times{tenth}, "
+                     f"{int(np.sum(curve == 1)):,} seen once")
+    return "Frequency against rank. " + "; ".join(parts) + "."
+
+
+def coverage_summary(cov: list[tokens.Coverage]) -> str:
+    parts = ", ".join(f"n = {c.n}: {c.distinct:,} of {c.possible:,}" for c in cov)
+    return f"Distinct n-grams seen in the text against the possible ones: {parts}."
 
 
 def sweep_figure(sweep: pd.DataFrame) -> go.Figure:
@@ -117,7 +133,7 @@ def passage_view(s: Settings, raw: str, label: str, vocab) -> None:
     c3.markdown(f"**{len(passage_ids)} tokens** ({'characters' if s.kind == 'char' else f'BPE, {s.size} types'})")
     c3.markdown(f'<div style="font-family:monospace;line-height:1.9">{token_spans(vocab, passage_ids)}</div>',
                 unsafe_allow_html=True)
-    c3.caption("Alternating colours mark token boundaries; hover a token for its id.")
+    c3.caption("A thin bar and alternating light and dark fills mark the token boundaries; hover a token for its id.")
     st.code(" ".join(str(int(i)) for i in passage_ids[:120]) + (" ..." if len(passage_ids) > 120 else ""),
             language=None)
 
@@ -145,8 +161,8 @@ def tables(s: Settings, text: str, vocab, ids) -> None:
 def ngram_statistics(s: Settings, text: str) -> None:
     curves, cov = texts.ngram_statistics(text, s.kind, s.size)
     z1, z2 = st.columns(2)
-    z1.plotly_chart(zipf_figure(curves), width="stretch")
-    z2.plotly_chart(coverage_figure(cov), width="stretch")
+    show(zipf_figure(curves), zipf_summary(curves), "zipf", z1)
+    show(coverage_figure(cov), coverage_summary(cov), "coverage", z2)
     last = cov[-1]
     st.markdown(
         f"With n = {last.n}, the text shows {last.distinct:,} distinct n-grams out of the {last.possible:,} that its "
@@ -155,8 +171,9 @@ def ngram_statistics(s: Settings, text: str) -> None:
         "a recurrent network avoids it by squeezing the whole past into a fixed-size state.")
     with st.expander("Bytes per token as the BPE vocabulary grows"):
         if st.toggle("Compute the sweep (trains one tokenizer per size, then cached)", key="tokens.sweep"):
-            st.plotly_chart(sweep_figure(pd.DataFrame(texts.bytes_per_token_sweep(text, tuple(SIZES)))),
-                            width="stretch")
+            sweep = pd.DataFrame(texts.bytes_per_token_sweep(text, tuple(SIZES)))
+            show(sweep_figure(sweep), "Bytes per token: " + ", ".join(
+                f"{t} {b:.2f}" for t, b in zip(sweep["tokenizer"], sweep["bytes per token"])) + ".", "bpe-sweep")
             st.caption("More token types cover longer pieces of text, so each token carries more bytes. To compare "
                        "a character model with a BPE model fairly, divide each one's bits per token by its bytes per "
                        "token: bits per byte.")
@@ -239,8 +256,7 @@ def ngram_language_model(raw: str) -> None:
                                     help="Added to every n-gram count; smaller trusts the counts more.")
     with learner_errors():
         c = texts.ngram_vs_rnn(raw, alpha)
-    st.plotly_chart(ngram_model_figure(c), width="stretch")
-    st.caption(ngram_model_summary(c, alpha))
+    show(ngram_model_figure(c), ngram_model_summary(c, alpha), "ngram-model")
     st.markdown(
         "Longer contexts help until the table runs out of data: the training perplexity keeps falling (the "
         "table memorises its text) while the held-out perplexity turns back up, because most long contexts in "

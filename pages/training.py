@@ -16,7 +16,7 @@ from core import runs, train as core_train
 from core.config import DATA, FORM_GROUPS, FORM_SETTINGS, PRESETS, SETTINGS, Preset, config_overrides, parse_overrides
 from ui import exercises, model_choice, settings_form, texts, url_state
 from ui.common import cite, header, learner_errors, plain, show_source
-from ui.plots import style
+from ui.plots import show, style
 from ui.session import fragment_only_run, job_manager, session_id
 
 SOURCES = {"timemachine": "The Time Machine", "upload": "My upload"}
@@ -53,6 +53,20 @@ def curves_figure(histories: dict[str, list[dict]], title: str) -> go.Figure:
                       yaxis2=dict(title="bits per byte", overlaying="y", side="right", showgrid=False),
                       legend=dict(orientation="h", y=-0.25))
     return fig
+
+
+def curves_summary(histories: dict[str, list[dict]]) -> str:
+    """Each run's curve in words: validation perplexity at the start, at the end, and at its best."""
+    parts = []
+    for name, rows in histories.items():
+        vals = [(r["epoch"], r["val_ppl"]) for r in rows if math.isfinite(r.get("val_ppl", math.nan))]
+        if not vals:
+            parts.append(f"{name}: no validation yet")
+            continue
+        best = min(vals, key=lambda ev: ev[1])
+        parts.append(f"{name}: validation perplexity {vals[0][1]:.2f} at epoch {vals[0][0]}, {vals[-1][1]:.2f} at "
+                     f"epoch {vals[-1][0]} (best {best[1]:.2f} at epoch {best[0]})")
+    return "; ".join(parts) + "."
 
 
 def choose_preset() -> Preset:
@@ -190,10 +204,12 @@ def run_panel() -> None:
     p = latest.progress
     if p is not None:
         run_metrics(p)
-        st.plotly_chart(curves_figure({latest.name: p.history}, "Perplexity per epoch (epoch 0: untrained)"),
-                        width="stretch", key=f"curve_{latest.id}")
+        show(curves_figure({latest.name: p.history}, "Perplexity per epoch (epoch 0: untrained)"),
+             curves_summary({latest.name: p.history}), f"curve-{latest.id}")
         if latest.samples:
-            st.markdown(f"**Samples** (prefix {latest.config.sample_prefix!r}, T = 0.8)")
+            temp = latest.config.sample_temperature
+            st.markdown(f"**Samples** (prefix {plain(repr(latest.config.sample_prefix))}, "
+                        f"{'greedy' if temp == 0 else f'T = {temp:g}'})")
             st.dataframe(pd.DataFrame(latest.samples[::-1], columns=["epoch", "sample"]), hide_index=True,
                          width="stretch", height=min(300, 40 + 35 * len(latest.samples)))
 
@@ -236,8 +252,9 @@ def export_row(j) -> None:
 
 def compare_and_export(done: list) -> None:
     st.header("Compare and export")
-    st.plotly_chart(curves_figure({j.name: j.result.history for j in done},
-                                  "Validation perplexity of this session's runs"), width="stretch")
+    histories = {j.name: j.result.history for j in done}
+    show(curves_figure(histories, "Validation perplexity of this session's runs"), curves_summary(histories),
+         "compare")
     st.dataframe(runs_table(done), hide_index=True, width="stretch")
     for j in reversed(done):
         export_row(j)

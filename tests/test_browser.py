@@ -135,3 +135,42 @@ def test_exercises_in_two_labs_update_the_overview(page: Page, app_url, shots_di
     expect(box.locator("[data-testid='stMetricValue']")).to_have_text(f"2 of {len(BANK)}", timeout=15_000)
     no_exception(page)
     page.screenshot(path=str(shots_dir / "exercises.png"), full_page=True)
+
+
+PHONE_PAGES = ["/?act=1", "/?act=2", "/?act=3", "/?act=4", "/?act=5", "/exercises", "/forecasting", "/tokens",
+               "/rnn_cell", "/sampling", "/gradient_flow", "/training"]
+OVERFLOW = """() => { const main = document.querySelector('[data-testid="stMain"]');
+  const cut = Array.from(document.querySelectorAll('.katex-display')).filter(e => e.scrollWidth > e.clientWidth + 4);
+  const unlabelled = Array.from(document.querySelectorAll('[data-testid="stPlotlyChart"]'))
+    .filter(e => !/\d/.test(e.getAttribute('aria-label') || '') || e.getAttribute('role') !== 'figure');
+  return [main.scrollWidth - main.clientWidth, document.documentElement.scrollWidth - window.innerWidth, cut.length,
+          unlabelled.length]; }"""
+
+
+def test_no_page_scrolls_sideways_on_a_phone(browser, app_url, shots_dir):
+    phone = browser.new_page(viewport={"width": 390, "height": 844})
+    try:
+        for path in PHONE_PAGES:
+            phone.goto(app_url + path)
+            expect(phone.locator("h1").first).to_be_visible(timeout=30_000)
+            phone.wait_for_timeout(2500)
+            assert phone.evaluate(OVERFLOW) == [0, 0, 0, 0], path   # no sideways scroll; every chart labelled
+        phone.screenshot(path=str(shots_dir / "training_phone.png"), full_page=True)
+    finally:
+        phone.close()
+
+
+def test_tab_moves_from_control_to_control_without_chart_toolbars(page: Page, app_url):
+    open_lab(page, app_url, "Forecasting")
+    expect(page.get_by_text("One-step MSE, test range")).to_be_visible(timeout=30_000)
+    expect(page.locator("[data-testid='stPlotlyChart']").first).to_be_visible(timeout=30_000)
+    assert page.locator(".modebar-btn").count() == 0
+    page.get_by_role("slider", name=re.compile("Series length")).focus()
+    seen = []
+    for _ in range(25):
+        page.keyboard.press("Tab")
+        seen.append(page.evaluate("() => (document.activeElement.className || '').toString() + ' ' + "
+                                  "(document.activeElement.getAttribute('aria-label') || '')"))
+    assert not any("modebar" in s for s in seen), seen
+    controls = [s.strip() for s in seen if s.startswith(" ")][:4]   # the sliders, in order, one Tab each
+    assert controls == ["Training points n_train", "Window τ (tau)", "Horizon k", "Noise σ (sigma)"], seen

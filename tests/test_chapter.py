@@ -29,7 +29,7 @@ def test_the_app_opens_on_act_one_with_numbers_the_text_agrees_with():
     at = chapter()
     assert "Act 1" in at.header[0].value
     one_step = [m for m in at.metric if m.label.startswith("One step ahead, test")][0].value
-    assert f"one-step test error is {one_step}" in " ".join(c.value for c in at.caption)
+    assert f"one-step test error is {one_step}" in " ".join(shown(c) for c in at.caption)
     assert float([m for m in at.metric if m.label.startswith("One step ahead, training")][0].value) == \
         pytest.approx(0.050, abs=0.0005)
 
@@ -61,12 +61,12 @@ def test_after_the_acts_links_every_lab():
 
 def test_retrain_live_finishes_and_updates_the_figure(corpus_file):
     at = page("chapter", act="4").run()   # the page alone: AppTest's app.py route drops button clicks
-    assert any(c.value.startswith("The stored run (seed 0)") for c in at.caption)
+    assert any(shown(c).startswith("The stored run (seed 0)") for c in at.caption)
     at.number_input(key="chapter.seed").set_value(3).run()
     at.button(key="chapter.retrain").click().run()
-    assert rerun_until(at, lambda a: any("Your run, seed 3 (finished" in c.value for c in a.caption), 60)
+    assert rerun_until(at, lambda a: any("Your run, seed 3 (finished" in shown(c) for c in a.caption), 60)
     assert not at.exception and not at.error
-    summary = next(c.value for c in at.caption if "Your run" in c.value)
+    summary = next(shown(c) for c in at.caption if "Your run" in shown(c))
     assert "to 1.1" in summary and at.table[0].value.index.tolist() == [0, 5, 10, 20, 40, 60]
     assert at.query_params["seed"] == "3"
     from ui.session import job_manager   # AppTest sessions share one id: leave no run for other pages' tests
@@ -78,7 +78,7 @@ def test_act_four_without_the_corpus_still_shows_the_stored_run(monkeypatch, tmp
     monkeypatch.setenv("RNNLAB_CORPUS", str(tmp_path / "missing.txt"))
     at = page("chapter", act="4").run()
     assert not at.exception
-    assert any(c.value.startswith("The stored run (seed 0)") for c in at.caption)
+    assert any(shown(c).startswith("The stored run (seed 0)") for c in at.caption)
     assert at.button(key="chapter.retrain").disabled
     assert any("not available" in w.value for w in at.warning)
 

@@ -4,7 +4,7 @@ import re
 import numpy as np
 import pytest
 
-from apptest_util import page
+from apptest_util import page, shown
 from core import forecast, gradflow, tokens
 
 
@@ -57,13 +57,13 @@ def test_the_gradient_flow_page_says_which_convention_it_uses():
 def test_the_clipping_caption_follows_the_figure_at_the_defaults():
     at = page("gradient_flow").run()
     a = gradflow.analyse()
-    caption = " ".join(c.value for c in at.caption)
+    caption = " ".join(shown(c) for c in at.caption)
     assert f"multiplied by the same {a.clip_factor:.3g}" in caption
 
 
 def test_the_sampling_lab_says_its_model_is_not_the_chapters():
     at = page("sampling").run()
-    caption = " ".join(c.value for c in at.caption)
+    caption = " ".join(shown(c) for c in at.caption)
     assert "Not the chapter's model" in caption and re.search(r"3 layers of 384", caption)
 
 
@@ -89,11 +89,11 @@ def test_the_proof_compares_with_a_plain_torch_nn_rnn_and_says_so():
 
 def test_the_text_lab_sets_an_ngram_model_beside_the_rnn(corpus_file):
     at = page("tokens").run()
-    caption = next(c.value for c in at.caption if "held out" in c.value)
+    caption = next(shown(c) for c in at.caption if "held out" in shown(c))
     assert "α = 0.1" in caption and "The pretrained RNN scores 3.94" in caption
     at.select_slider(key="tokens.alpha").set_value(1.0).run()
     assert not at.exception
-    assert any("α = 1)" in c.value for c in at.caption)
+    assert any("α = 1)" in shown(c) for c in at.caption)
 
 
 def test_the_text_lab_shows_how_bpe_learns(corpus_file):
@@ -101,7 +101,7 @@ def test_the_text_lab_shows_how_bpe_learns(corpus_file):
     table = at.table[0].value
     assert table.index[0].startswith("256 (bytes only, no merge)") and table["tokens"].iloc[0] == 32
     assert list(table["tokens"]) == sorted(table["tokens"], reverse=True)   # bigger vocabularies, fewer tokens
-    assert any("The first merge joins “␣” and “t” (5,570 times)" in c.value for c in at.caption)
+    assert any("The first merge joins “␣” and “t” (5,570 times)" in shown(c) for c in at.caption)
     at.text_input(key="tokens.bpetext").set_value("zzz").run()
     assert at.table[0].value["tokens"].iloc[0] == 3 and not at.exception
 

@@ -69,7 +69,7 @@ def _init(name: str, default: Any, parse: Callable[[str], Any]) -> str:
             value = parse(raw)
         except ValueError as exc:
             st.warning(f"Ignored the URL value {plain(name, 40)}={plain(repr(raw), 40)}: {plain(exc, 200)} "
-                       f"Using {plain(_fmt(value))} instead.", icon="⚠️")
+                       f"Using {plain(_fmt(value))} instead.", icon=":material/warning:")
     st.session_state[key] = value
     return key
 
@@ -180,7 +180,7 @@ def seed_form(prefix: str, names: Sequence[str], parse: Callable[[dict[str, str]
         return
     values, problems = parse(url)
     for problem in problems:
-        st.warning(f"Ignored a URL setting: {plain(problem, 300)}", icon="⚠️")
+        st.warning(f"Ignored a URL setting: {plain(problem, 300)}", icon=":material/warning:")
     for n in names:
         st.session_state[f"{prefix}.{n}"] = values[n]
     seen[prefix] = url

@@ -1,0 +1,60 @@
+"""Every learner: each chart has a text summary (under it and as its alternative text) and a CSV of its numbers,
+no chart toolbar, and no emoji in the UI code."""
+import pathlib
+import re
+
+import pytest
+
+from apptest_util import ROOT, page
+from conftest import corpus_path
+
+PAGES = [("forecasting", {}), ("tokens", {}), ("rnn_cell", {}), ("sampling", {}), ("gradient_flow", {}),
+         *[("chapter", {"act": str(a)}) for a in range(1, 6)]]
+
+
+def charts(at):
+    return at.get("plotly_chart")
+
+
+@pytest.mark.parametrize("name,query", PAGES, ids=[f"{n}{q.get('act', '')}" for n, q in PAGES])
+def test_every_chart_has_a_summary_a_label_and_its_data(name, query):
+    if name == "tokens" and corpus_path() is None:
+        pytest.skip("the text lab draws its charts from the corpus")
+    at = page(name, **query).run()
+    assert not at.exception
+    shown = charts(at)
+    assert shown, "each of these pages draws at least one chart"
+    data = [b for b in at.get("download_button") if b.label == "Data (.csv)"]
+    assert len(data) == len(shown)
+    for chart in shown:
+        alt = chart.proto.alt
+        assert len(alt) > 40 and re.search(r"\d", alt), alt      # words with the chart's numbers
+        assert '"displayModeBar": false' in chart.proto.config.replace(" ", "").replace(":", ": ")
+    captions = " ".join(c.value for c in at.caption)
+    for chart in shown:
+        assert chart.proto.alt.split(" ")[0].strip(":,.") in captions.replace("\\", "")
+
+
+def test_no_page_draws_a_chart_any_other_way():
+    for path in list((ROOT / "pages").glob("*.py")) + list((ROOT / "ui").glob("*.py")):
+        if path.name != "plots.py":
+            assert ".plotly_chart(" not in path.read_text(), path.name
+
+
+EMOJI = re.compile("[\U0001F300-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\uFE0F]")
+
+
+def test_no_emoji_in_the_ui_code():
+    """Emoji show as empty boxes without an emoji font (Debian's chromium): Material icons instead."""
+    for path in [ROOT / "app.py", *(ROOT / "pages").glob("*.py"), *(ROOT / "ui").glob("*.py")]:
+        text = path.read_text()
+        text = re.sub(r'page_icon="[^"]*"', "", text)   # the browser tab's icon is the one exception
+        assert not EMOJI.search(text), (path.name, EMOJI.search(text).group())
+
+
+def test_figure_csv_holds_what_the_chart_plots():
+    import plotly.graph_objects as go
+    from ui.plots import figure_csv
+    fig = go.Figure([go.Scatter(x=[1, 2], y=[0.5, 0.25], name="norm"), go.Heatmap(z=[[1, 2]], x=["a", "b"], y=["h"])])
+    rows = figure_csv(fig).strip().splitlines()
+    assert rows == ["trace,x,y,z", "norm,1,0.5,", "norm,2,0.25,", "trace 2,a,h,1", "trace 2,b,h,2"]
