@@ -314,6 +314,16 @@ def most_variable_units(H: np.ndarray, k: int) -> np.ndarray:
     return np.argsort(-np.asarray(H).std(axis=0))[:check_int("k", k, 1)]
 
 
+def order_by_first_flip(H: np.ndarray, units: np.ndarray) -> np.ndarray:
+    """The units reordered by the position of their first large jump (a change of more than 1 between two
+    characters), units that never jump last: neighbouring rows then switch at nearby characters."""
+    H = np.asarray(H)
+    units = np.asarray(units)
+    jumps = np.abs(np.diff(H[:, units], axis=0)) > 1.0
+    first = np.where(jumps.any(axis=0), jumps.argmax(axis=0), len(H))
+    return units[np.argsort(first, kind="stable")]
+
+
 def most_active_units(H: np.ndarray, k: int) -> list[tuple[int, float]]:
     """The k units furthest from zero on average, with their mean |h|."""
     mean_abs = np.abs(np.asarray(H)).mean(axis=0)

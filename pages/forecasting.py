@@ -65,7 +65,8 @@ def horizon_figure(s: Settings, a: forecast.Analysis) -> go.Figure:
     if s.k <= len(a.horizon):
         fig.add_trace(go.Scatter(x=[s.k], y=[a.horizon[s.k - 1]], mode="markers", name=f"k = {s.k}",
                                  marker=dict(size=12, color="#e45756")))
-    fig.add_hline(y=a.test_variance, line_dash="dash", annotation_text="variance of the test data (a constant guess)")
+    fig.add_hline(y=a.test_variance, line_dash="dash", annotation_text="variance of the test data (a constant guess)",
+                  annotation_position="bottom left")
     return style(fig, "Test MSE against the horizon k", "k", "MSE", log_y=True)
 
 

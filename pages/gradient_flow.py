@@ -81,7 +81,7 @@ def clipping_figure(a: gradflow.Analysis, theta: float) -> go.Figure:
     fig.add_trace(go.Scatter(x=k, y=a.clipped, name=f"clipped at θ = {theta:g} (× {a.clip_factor:.3g})"))
     fig.add_trace(go.Scatter(x=k, y=np.minimum(a.shown, theta), name="capping each step (not what clipping does)",
                              line=dict(dash="dot", color="gray")))
-    return style(fig, "Clipping rescales the whole gradient once", "steps back k", "gradient norm", height=380,
+    return style(fig, "Clipping: one factor for every step", "steps back k", "gradient norm", height=380,
                  log_y=True, legend_below=True)
 
 

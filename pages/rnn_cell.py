@@ -42,8 +42,9 @@ def step_figure(run: cell_demo.WordRun, step: cell_demo.Step) -> go.Figure:
     """Input, previous and new state, the two weight matrices and the next-letter probabilities at one step."""
     chars = letter_labels(run)
     units = [f"h{i + 1}" for i in range(step.H.shape[1])]
-    fig = make_subplots(rows=2, cols=3, subplot_titles=("X_t (one-hot input)", "H_{t-1} (previous state)",
-                                                        "H_t (new state)", "W_xh", "W_hh", "softmax(O_t)"),
+    fig = make_subplots(rows=2, cols=3, subplot_titles=("Xₜ (one-hot input)", "Hₜ₋₁ (previous state)",
+                                                        "Hₜ (new state)", "W_xh (rows: letters)", "W_hh",
+                                                        "softmax(Oₜ): next letter"),
                         vertical_spacing=0.16, horizontal_spacing=0.07)
     _heat(fig, step.X, 1, 1, chars, ["x"])
     _heat(fig, step.H_prev, 1, 2, units, ["h"])
@@ -55,7 +56,11 @@ def step_figure(run: cell_demo.WordRun, step: cell_demo.Step) -> go.Figure:
                          marker_pattern_shape=["/" if i == step.target_id else "" for i in range(len(step.P))],
                          text=["next" if i == step.target_id else "" for i in range(len(step.P))],
                          textposition="outside"), row=2, col=3)
-    return style(fig, None, None, None, height=560)
+    style(fig, None, None, None, height=560)
+    for i in range(1, 6):  # matrices read top-down, first row first, as the book prints them
+        fig.update_layout({f"yaxis{i if i > 1 else ''}": dict(autorange="reversed")})
+    fig.update_layout(yaxis6=dict(title="probability"))
+    return fig
 
 
 def step_summary(run: cell_demo.WordRun, step: cell_demo.Step) -> str:
@@ -82,13 +87,19 @@ def unrolled_figure(word: str, steps: int, current: int) -> go.Figure:
                                  (2, f"O{s + 1}", "#caffbf")):
             fig.add_trace(go.Scatter(x=[s], y=[y], mode="markers+text", text=[label], textposition="middle center",
                                      marker=dict(size=44, color=colour if s + 1 != current else "#ff8fab",
-                                                 symbol="square"), showlegend=False, hoverinfo="skip"))
-        for y0, name in ((0.28, "W_xh"), (1.28, "W_hq")):
-            fig.add_annotation(x=s, y=y0 + 0.44, ax=s, ay=y0, xref="x", yref="y", axref="x", ayref="y", text=name,
-                               showarrow=True, arrowhead=2, font=dict(size=9))
+                                                 symbol="square", line=dict(width=3 if s + 1 == current else 0,
+                                                                            color="#111111")),
+                                     showlegend=False, hoverinfo="skip"))
+        for y0, name in ((0.28, "W_xh"), (1.28, "W_hq")):   # upward arrows, labelled beside their middle
+            fig.add_annotation(x=s, y=y0 + 0.44, ax=s, ay=y0, xref="x", yref="y", axref="x", ayref="y", text="",
+                               showarrow=True, arrowhead=2)
+            fig.add_annotation(x=s + 0.07, y=y0 + 0.22, xref="x", yref="y", text=name, showarrow=False,
+                               xanchor="left", font=dict(size=11, color="#444"))
         if s:
             fig.add_annotation(x=s - 0.22, y=1, ax=s - 0.78, ay=1, xref="x", yref="y", axref="x", ayref="y",
-                               text="W_hh", showarrow=True, arrowhead=2, font=dict(size=9), yshift=12)
+                               text="", showarrow=True, arrowhead=2)
+            fig.add_annotation(x=s - 0.5, y=1.12, xref="x", yref="y", text="W_hh", showarrow=False,
+                               font=dict(size=11, color="#444"))
     style(fig, "Unrolled through time: the same W_xh, W_hh, W_hq at every step", None, None, height=300)
     fig.update_layout(xaxis=dict(visible=False, range=[-0.6, steps - 0.4]),
                       yaxis=dict(visible=False, range=[-0.6, 2.6]), margin=dict(t=50, b=10))

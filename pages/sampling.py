@@ -38,7 +38,10 @@ def controls() -> Settings:
     model = url_state.choice("Model", "model", model_choice.PRETRAINED, model_choice.available(),
                              format_func=lambda n: "Pretrained (The Time Machine)" if n == model_choice.PRETRAINED else n)
     vocab_size = len(model_choice.get(model).vocab)
-    prefix = url_state.text("Prefix", "prefix", "the time traveller", 200)
+    # The default ends with a space: the next character (a word's first letter) is genuinely uncertain, so the
+    # temperature has a visible effect (after "the time traveller" without it, a space has probability 1).
+    prefix = url_state.text("Prefix", "prefix", "the time traveller ", 200,
+                            help="Spaces count: after a space the model must guess a new word.")
     temperature = url_state.float_slider("Temperature T", "temp", 0.8, 0.0, 2.0, 0.05)
     length = url_state.int_slider("Characters to generate", "len", 300, 20, 1000, step=10)
     top_k = url_state.int_slider("Top-k (0 = off)", "topk", 0, 0, min(MAX_TOP_K, vocab_size),
@@ -100,11 +103,19 @@ def next_token_figure(lm, logits: np.ndarray, temperature: float) -> go.Figure:
 
 
 def hidden_state_figure(H: np.ndarray, units: np.ndarray, labels: list[str]) -> go.Figure:
-    """Chosen hidden units (rows) along the characters read (columns)."""
-    fig = go.Figure(go.Heatmap(z=H[:, units].T, x=[f"{i}:{c}" for i, c in enumerate(labels)],
-                               y=[f"unit {u}" for u in units], colorscale="RdBu", zmid=0, zmin=-1, zmax=1))
-    style(fig, None, None, None, height=460)
-    fig.update_layout(xaxis=dict(tickangle=0, tickfont=dict(size=8), nticks=40))
+    """Chosen hidden units (rows, ordered by where they first switch) along the characters read (columns); every
+    tenth character is written on the axis, each one in the hover."""
+    units = sampling.order_by_first_flip(H, units)
+    shown = ["␣" if c == " " else c for c in labels]
+    fig = go.Figure(go.Heatmap(z=H[:, units].T, x=np.arange(len(labels)), y=[f"unit {u}" for u in units],
+                               colorscale="RdBu", zmid=0, zmin=-1, zmax=1, colorbar=dict(title="h", len=0.8),
+                               customdata=[shown] * len(units),
+                               hovertemplate="character %{x}: '%{customdata}'<br>%{y}: %{z:.2f}<extra></extra>"))
+    style(fig, None, "characters read (every tenth written)", "hidden unit", height=480)
+    step = 10
+    fig.update_layout(xaxis=dict(tickmode="array", tickvals=list(range(0, len(labels), step)),
+                                 ticktext=[f"{i}<br>{shown[i]}" for i in range(0, len(labels), step)], tickangle=0),
+                      yaxis=dict(autorange="reversed", tickfont=dict(size=10)))
     return fig
 
 

@@ -47,10 +47,11 @@ def curves_figure(histories: dict[str, list[dict]], title: str) -> go.Figure:
                                  name="validation perplexity" if single else name))
         if single:
             fig.add_trace(go.Scatter(x=h["epoch"], y=h["val_bpb"], name="validation bits per byte (right axis)",
-                                     mode="lines", line=dict(dash="dot"), yaxis="y2"))
+                                     mode="lines", line=dict(dash="dot", color="#7f7f7f", width=1), yaxis="y2"))
     style(fig, title, "epoch", "perplexity", height=340, log_y=True)
     fig.update_layout(xaxis=dict(dtick=max(1, math.ceil(last_epoch / 10))),  # whole epochs only
-                      yaxis2=dict(title="bits per byte", overlaying="y", side="right", showgrid=False),
+                      yaxis2=dict(title="bits per byte", overlaying="y", side="right", showgrid=False, nticks=5,
+                                  tickformat=".1f", color="#7f7f7f"),
                       legend=dict(orientation="h", y=-0.25))
     return fig
 

@@ -58,3 +58,41 @@ def test_figure_csv_holds_what_the_chart_plots():
     fig = go.Figure([go.Scatter(x=[1, 2], y=[0.5, 0.25], name="norm"), go.Heatmap(z=[[1, 2]], x=["a", "b"], y=["h"])])
     rows = figure_csv(fig).strip().splitlines()
     assert rows == ["trace,x,y,z", "norm,1,0.5,", "norm,2,0.25,", "trace 2,a,h,1", "trace 2,b,h,2"]
+
+
+def _tick_texts(fig, axis="yaxis"):
+    return list(getattr(fig.layout, axis).ticktext or [])
+
+
+def test_log_axes_read_as_plain_numbers():
+    import numpy as np
+    from core import forecast, gradflow
+    from pages import forecasting, gradient_flow, rnn_cell
+    from ui.plots import log_ticks, plain_number
+    figs = [gradient_flow.norms_figure(gradflow.analyse()), rnn_cell.memory_figure(28, 256)]
+    x = forecast.make_series(1000, 0.2, 0)
+    s = forecasting.Settings(T=1000, n_train=600, tau=4, k=16, sigma=0.2, seed=0)
+    figs.append(forecasting.horizon_figure(s, forecast.analyse(x, 4, 600, 16)))
+    for fig in figs:
+        texts = _tick_texts(fig)
+        assert texts and fig.layout.yaxis.type == "log"
+        assert not any(re.search(r"[µmkMGB]$", t) for t in texts), texts   # no SI prefixes
+        assert fig.layout.yaxis.title.text and fig.layout.xaxis.title.text
+    assert [plain_number(v) for v in (0.001, 0.5, 20, 1000, 1e-7, 3e9)] == ["0.001", "0.5", "20", "1,000", "1e-7",
+                                                                          "3e9"]
+    assert [plain_number(t) for t in log_ticks(1.2, 28)] == ["1", "2", "5", "10", "20", "50"]
+    assert len(log_ticks(1e-7, 1e15)) <= 9                                  # decades thinned, never a wall
+    assert np.all(np.diff(log_ticks(1e-7, 1.0)) > 0)
+
+
+def test_every_figure_uses_the_colour_blind_safe_palette_and_titles_its_axes():
+    from core import forecast, gradflow
+    from pages import forecasting, gradient_flow
+    from ui.plots import PALETTE
+    x = forecast.make_series(1000, 0.2, 0)
+    s = forecasting.Settings(T=1000, n_train=600, tau=4, k=16, sigma=0.2, seed=0)
+    a = forecast.analyse(x, 4, 600, 16)
+    for fig in (forecasting.forecasts_figure(s, x, a), gradient_flow.clipping_figure(gradflow.analyse(), 1.0)):
+        assert tuple(fig.layout.colorway) == PALETTE
+        assert fig.layout.xaxis.title.text and fig.layout.yaxis.title.text
+    assert len(set(PALETTE)) == len(PALETTE)

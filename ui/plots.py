@@ -15,15 +15,73 @@ import streamlit as st
 CONFIG = {"displayModeBar": False, "responsive": True}
 
 
+# Okabe and Ito's palette: its colours differ in hue and in lightness, and stay apart for colour-blind readers.
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
+
+
+def plain_number(v: float) -> str:
+    """A tick label a learner reads without decoding: 0.001, 0.5, 20, 1,000, 100,000; beyond that 1e6, 1e-7."""
+    if v == 0:
+        return "0"
+    if 1e-3 <= abs(v) < 1e6:
+        text = f"{v:,.6f}".rstrip("0").rstrip(".")
+        return text
+    exp = int(np.floor(np.log10(abs(v)) + 1e-9))
+    mant = v / 10 ** exp
+    return f"1e{exp}" if abs(mant - 1) < 1e-9 else f"{mant:g}e{exp}"
+
+
+def log_ticks(lo: float, hi: float) -> list[float]:
+    """Tick values for a log axis showing lo to hi: 1-2-5 steps over a short range, decades over a long one
+    (every second or third decade when there are many)."""
+    anchor = int(np.floor(np.log10(lo)))           # the labelled decades count from the data's lowest one
+    lo, hi = lo / 2, hi * 2                         # the axis shows a little beyond the data
+    lo_exp, hi_exp = int(np.floor(np.log10(lo))), int(np.ceil(np.log10(hi)))
+    span = hi_exp - lo_exp
+    mult = (1, 2, 5) if span <= 3 else (1, 3) if span <= 5 else (1,)
+    every = max(1, int(np.ceil(span / 8)))
+    ticks = [m * 10.0 ** e for e in range(lo_exp, hi_exp + 1) if (e - anchor) % every == 0 for m in mult]
+    return [t for t in ticks if lo <= t <= hi] or [lo, hi]
+
+
+def _axis_values(fig: go.Figure, axis: str) -> np.ndarray:
+    """The finite positive values the traces plot on the main x or y axis (to place log ticks)."""
+    out = []
+    for trace in fig.data:
+        if axis == "y" and getattr(trace, "yaxis", None) not in (None, "y"):
+            continue
+        vals = getattr(trace, axis, None)
+        if vals is None:
+            continue
+        arr = np.asarray(vals, dtype=object).ravel()
+        nums = np.array([float(v) for v in arr if isinstance(v, (int, float, np.number)) and v is not None],
+                        dtype=float)
+        out.append(nums[np.isfinite(nums) & (nums > 0)])
+    return np.concatenate(out) if out else np.array([])
+
+
+def _plain_log_axis(fig: go.Figure, axis: str) -> None:
+    vals = _axis_values(fig, axis)
+    if vals.size == 0:
+        return
+    ticks = log_ticks(float(vals.min()), float(vals.max()))
+    fig.update_layout({f"{axis}axis": dict(tickvals=ticks, ticktext=[plain_number(t) for t in ticks])})
+
+
 def style(fig: go.Figure, title: str | None, x_title: str | None, y_title: str | None, height: int = 360,
           log_x: bool = False, log_y: bool = False, legend_below: bool = False) -> go.Figure:
-    """Apply the lab's layout to fig and return it."""
+    """Apply the lab's layout to fig and return it: titles, the palette, plain-number ticks (no SI prefixes
+    such as µ or k on unitless values; log axes labelled with plain numbers at 1-2-5 steps or decades)."""
     fig.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title, height=height,
-                      margin=dict(t=50 if title else 20, b=40))
+                      margin=dict(t=50 if title else 20, b=40), colorway=PALETTE)
+    fig.update_xaxes(exponentformat="power", separatethousands=True)
+    fig.update_yaxes(exponentformat="power", separatethousands=True)
     if log_x:
         fig.update_xaxes(type="log")
+        _plain_log_axis(fig, "x")
     if log_y:
         fig.update_layout(yaxis_type="log")  # the main y axis only (a second one keeps its own scale)
+        _plain_log_axis(fig, "y")
     if legend_below:
         fig.update_layout(legend=dict(orientation="h", y=-0.2))
     return fig
