@@ -14,6 +14,11 @@ from torch import nn
 from torch.nn import functional as F
 
 from core.fused import FusedRNN
+from core import interrupt
+
+
+def _poll_in_backward(grad):
+    interrupt.poll()
 
 
 class ScratchRNN(nn.Module):
@@ -38,6 +43,10 @@ class ScratchRNN(nn.Module):
         XW = F.embedding(token_ids, self.W_xh) if token_ids is not None else X @ self.W_xh
         outputs = []
         for t in range(steps):
+            if t % 8 == 0 and interrupt.active():
+                interrupt.poll()
+                if H.requires_grad:
+                    H.register_hook(_poll_in_backward)
             H = torch.tanh(XW[:, t] + H @ self.W_hh + self.b_h)
             outputs.append(H)
         return torch.stack(outputs, dim=1), H

@@ -12,11 +12,15 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from core.interrupt import poll
+
 
 def _recur(hs: torch.Tensor, h0: torch.Tensor, w_t: torch.Tensor) -> torch.Tensor:
     """In place: hs holds the input projections (T, B, h) on entry and the states on exit."""
     h = h0
-    for row in hs.unbind(0):                               # views of the time steps, made in one call
+    for t, row in enumerate(hs.unbind(0)):                 # views of the time steps, made in one call
+        if t % 8 == 0:
+            poll()                                         # a Stop lands within a few steps (core.interrupt)
         h = row.addmm_(h, w_t).tanh_()
     return hs
 
@@ -29,6 +33,8 @@ def _backprop(d_hs: torch.Tensor, hs: torch.Tensor, h0: torch.Tensor, w_hh: torc
     d_a = d_hs.clone(memory_format=torch.contiguous_format)
     rows, sq = d_a.unbind(0), (hs * hs).unbind(0)          # tanh' = 1 - h^2, for every step at once
     for t in range(T - 1, -1, -1):
+        if t % 8 == 0:
+            poll()
         rows[t].addcmul_(rows[t], sq[t], value=-1.0)       # dA_t = g * (1 - H_t^2)
         if t:
             rows[t - 1].addmm_(rows[t], w_hh)              # dL/dH_{t-1} += dA_t W_hh

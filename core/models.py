@@ -16,6 +16,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from core.checks import check_choice, check_int, check_real
+from core import interrupt
 from core.cells import CELL_NAMES, Cell, ScratchRNN, get_cell
 from core.fused import FusedRNN, linear_cross_entropy
 
@@ -86,6 +87,8 @@ class RNNLM(nn.Module):
             return self.rnn.forward_tokens(tokens, state)
         X = self.embedding(tokens) if self.embedding is not None else \
             F.one_hot(tokens, self.spec.vocab_size).to(self.head.weight.dtype)
+        if interrupt.active() and X.device.type == "cpu" and X.shape[1] > STOP_CHUNK:
+            return _in_chunks(self.rnn, X, state)
         return self.rnn(X, state)
 
     def forward(self, tokens: torch.Tensor, state=None):
@@ -135,6 +138,27 @@ class RNNLM(nn.Module):
         if self.cell.extra_biases is not None:
             for name in self.cell.extra_biases(self.spec.num_layers):
                 getattr(self.rnn, name).requires_grad_(False)
+
+
+STOP_CHUNK = 8   # time steps a gated cell runs between two looks at its run's stop flag
+
+
+def _poll_hook(grad):
+    interrupt.poll()   # runs during backward, between two chunks' gradients
+
+
+def _in_chunks(rnn: nn.Module, X: torch.Tensor, state, chunk: int = STOP_CHUNK):
+    """rnn over X (batch, time, input) a few time steps at a time, the state carried from chunk to chunk: the
+    same result as one call, but Stop is looked at between chunks, forward and backward (core.interrupt)."""
+    outputs = []
+    for i in range(0, X.shape[1], chunk):
+        interrupt.poll()
+        out, state = rnn(X[:, i:i + chunk], state)
+        for t in (state if isinstance(state, tuple) else (state,)):
+            if t.requires_grad:
+                t.register_hook(_poll_hook)
+        outputs.append(out)
+    return torch.cat(outputs, dim=1), state
 
 
 def detach_state(state):

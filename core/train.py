@@ -22,6 +22,7 @@ from core.config import TrainConfig
 from core.corpus import load_corpus
 from core.dataset import Data, batches, prepare_data, steps_per_epoch
 from core.device import resolve_device
+from core.interrupt import Interrupted, interruptible
 from core.models import RNNLM, clip_gradients, detach_state, perplexity
 from core.sampling import LanguageModel, sample
 
@@ -87,7 +88,8 @@ def train(config: TrainConfig, text: str | None = None, on_progress: Callable[[P
         check_fits(config, len(data.vocab), device)
         net = build_model(config, len(data.vocab), device)
         run = Run(config, data, net, device, on_progress, report_every)
-        start_ce = evaluate(net, data, config, device, part="train") if config.split == "book" else math.nan
+        run.stop_event = stop_event
+        start_ce = run.starting_cross_entropy()
         run.record(0, start_ce)
         run.report(0, start_ce)
         order = torch.Generator().manual_seed(config.seed)   # the order of the minibatches
@@ -141,11 +143,11 @@ def evaluate(net: RNNLM, data: Data, config: TrainConfig, device: torch.device, 
              part: str = "val") -> float:
     """Mean validation cross-entropy (nats per token). Book split: every window from a zero state.
     Whole split: the held-out text as `streams` parallel pieces, state carried across each.
-    part="train" scores the book split's training windows instead (the start of a run: no step taken yet)."""
+    part="train" scores (up to 2,048 of) the book split's training windows instead (the start of a run)."""
     net.eval()
     total, count = 0.0, 0
     if config.split == "book":
-        xs, ys = (data.train_x, data.train_y) if part == "train" else (data.val_x, data.val_y)
+        xs, ys = (data.train_x[:2048], data.train_y[:2048]) if part == "train" else (data.val_x, data.val_y)
         n = len(xs)
         chunk = math.ceil(n / math.ceil(n / 2048))  # equal chunks of at most 2048 windows: cache-friendly
         for i in range(0, n, chunk):
@@ -214,12 +216,14 @@ class Run:
         self.best = (math.inf, 0, snapshot(net))
         self.step = self.tokens_seen = 0
         self.val_seconds = 0.0
+        self.stop_event: threading.Event | None = None   # polled inside long steps (core.interrupt)
         self.started = self.last_report = time.perf_counter()
         net.train()
 
     def epoch(self, epoch: int, order: torch.Generator, stop_event: threading.Event | None) -> Stop | None:
         """One pass over the training data; a Stop when the run must end early."""
         ce_sum, ce_count, state, stop = 0.0, 0, None, None
+        self.stop_event = stop_event
         for x, y, fresh in batches(self.data, self.config, order):
             stop = should_stop(self.config, stop_event, self.started, self.step)
             if stop is not None:
@@ -242,14 +246,22 @@ class Run:
 
     def train_step(self, x: torch.Tensor, y: torch.Tensor, state):
         """Forward, loss, backward, clip, update. Returns the loss, the final state and a Stop if it diverged
-        (then the weights of the last good step are back in place)."""
-        loss, state = self.net.loss(x, y, state)
-        loss_value = float(loss.detach())
-        stop = diverged(loss_value, self.blowup, self.step)
-        if stop is None:
-            self.good.refresh()
+        (then the weights of the last good step are back in place) or was stopped part-way (then it is
+        abandoned before the update: the weights are those of the last finished step)."""
+        try:
+            with interruptible(self.stop_event):
+                loss, state = self.net.loss(x, y, state)
+                loss_value = float(loss.detach())
+                stop = diverged(loss_value, self.blowup, self.step)
+                if stop is None:
+                    self.good.refresh()
+                    self.opt.zero_grad(set_to_none=True)
+                    loss.backward()
+        except Interrupted:
             self.opt.zero_grad(set_to_none=True)
-            loss.backward()
+            return math.nan, None, Stop("stopped", f"stopped by the learner during step {self.step + 1} (that "
+                                                   "step abandoned; everything learnt before it kept)")
+        if stop is None:
             grad_norm = clip_gradients(self.params, self.config.clip) if self.config.clip > 0 else 0.0
             if not math.isfinite(grad_norm):
                 stop = Stop("diverged", f"diverged at step {self.step + 1} (gradient norm {grad_norm}): "
@@ -274,10 +286,32 @@ class Run:
         finally:
             self.net.train()
 
+    def starting_cross_entropy(self) -> float:
+        """The training loss before any step (book split; NaN for the whole corpus or when stopped meanwhile)."""
+        if self.config.split != "book":
+            return math.nan
+        try:
+            with interruptible(self.stop_event):
+                return evaluate(self.net, self.data, self.config, self.device, part="train")
+        except Interrupted:
+            self.net.train()
+            return math.nan
+
+    def validation_cross_entropy(self) -> float:
+        """The validation loss; a Stop arriving during the pass ends it (NaN). After a Stop, the epoch loop has
+        already judged the pass quick enough to run, so it runs to the end."""
+        stopped = self.stop_event is not None and self.stop_event.is_set()
+        try:
+            with interruptible(None if stopped else self.stop_event):
+                return evaluate(self.net, self.data, self.config, self.device)
+        except Interrupted:  # Stop during validation: the row is kept without it
+            self.net.train()
+            return math.nan
+
     def record(self, epoch: int, train_ce: float, validate: bool = True) -> None:
         """Validate, sample and add a row to the history (and keep the best weights so far)."""
         t0 = time.perf_counter()
-        val_ce = evaluate(self.net, self.data, self.config, self.device) if validate else math.nan
+        val_ce = self.validation_cross_entropy() if validate else math.nan
         self.val_seconds = time.perf_counter() - t0 if validate else self.val_seconds
         elapsed = time.perf_counter() - self.started
         self.history.append({

@@ -174,3 +174,17 @@ def test_tab_moves_from_control_to_control_without_chart_toolbars(page: Page, ap
     assert not any("modebar" in s for s in seen), seen
     controls = [s.strip() for s in seen if s.startswith(" ")][:4]   # the sliders, in order, one Tab each
     assert controls == ["Training points n_train", "Window τ (tau)", "Horizon k", "Noise σ (sigma)"], seen
+
+
+def test_a_removed_upload_is_no_longer_used(page: Page, app_url, tmp_path):
+    text = " ".join(["zebra quartz mellow river"] * 60)
+    upload = tmp_path / "my_notes.txt"
+    upload.write_text(text)
+    page.goto(app_url + "/tokens?source=upload")
+    expect(page.get_by_text("Upload a .txt file on the left").first).to_be_visible(timeout=30_000)
+    page.locator("[data-testid='stFileUploaderDropzoneInput']").first.set_input_files(str(upload))
+    expect(page.get_by_role("heading", name=re.compile("One passage of my_notes"))).to_be_visible(timeout=30_000)
+    page.get_by_role("button", name="Remove my_notes.txt").click()
+    expect(page.get_by_text("Upload a .txt file on the left").first).to_be_visible(timeout=30_000)
+    expect(page.get_by_role("heading", name=re.compile("One passage of my_notes"))).to_have_count(0)
+    no_exception(page)

@@ -84,3 +84,13 @@ def test_command_line_overrides_use_the_same_declarations():
         with_overrides(PRESETS["tiny"].config, ["hidden=3"])
     with pytest.raises(ValueError, match="at most 2048"):
         with_overrides(PRESETS["tiny"].config, ["hidden_size=4096"])
+
+
+def test_every_number_field_of_the_form_says_its_range():
+    from ui.settings_form import allowed
+    from core.config import FORM_SETTINGS, SETTINGS
+    for name in FORM_SETTINGS:
+        s = SETTINGS[name]
+        if s.kind in (int, float) and not s.choices:
+            assert allowed(s).startswith("Allowed: "), name
+    assert allowed(SETTINGS["hidden_size"]) == "Allowed: 1 to 2,048."

@@ -190,3 +190,15 @@ def test_an_idle_training_page_schedules_no_reruns(monkeypatch, corpus_file):
     assert not any(intervals)   # finished: no more refreshing
     for job in list(job_manager().jobs.values()):
         job_manager().forget(job.id)
+
+
+def test_an_out_of_range_number_in_the_form_is_named_not_ignored():
+    at = page("training", preset="tiny", timeout=120).run()
+    at.number_input(key="tr.tiny.hidden_size").set_value(99_999)
+    at.number_input(key="tr.tiny.lr").set_value(0.0)
+    at.button[0].click().run()   # Train
+    assert not at.exception
+    errors = " ".join(shown(e) for e in at.error)
+    assert "Not started" in errors and "Hidden units is 99,999; allowed: 1 to 2,048." in errors
+    assert "Learning rate is 0; allowed: 1e-05 to 100." in errors
+    assert "run" not in at.query_params

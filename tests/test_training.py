@@ -191,3 +191,26 @@ def test_stop_skips_a_slow_validation_pass(monkeypatch):
     assert math.isnan(result.history[-1]["val_ppl"])          # the slow pass was skipped ...
     assert not math.isnan(result.history[0]["val_ppl"])       # ... not the ones before
     assert time.perf_counter() - t0 < 6                       # one slow pass (epoch 0) and the stop, no second
+
+
+@pytest.mark.parametrize("cell,hidden", [("rnn", 2048), ("gru", 1024), ("scratch", 1536)])
+def test_stop_lands_inside_a_long_step(cell, hidden):
+    """One step of these runs takes seconds on a small CPU; Stop still ends the run within about a second
+    (the step is abandoned, nothing learnt before it is lost)."""
+    import time
+    rng = __import__("random").Random(0)
+    text = " ".join("".join(rng.choice("abcdefgh") for _ in range(rng.randint(2, 7))) for _ in range(3000))
+    cfg = TrainConfig(cell=cell, hidden_size=hidden, batch_size=256, num_steps=64, num_train=512, num_val=64,
+                      epochs=1, sample_length=5)
+    stop, stopped_at = threading.Event(), []
+
+    def press_stop_soon(p):
+        if not stopped_at:
+            timer = threading.Timer(0.4, lambda: (stopped_at.append(time.perf_counter()), stop.set()))
+            timer.start()
+            stopped_at.append(None)
+    result = T.train(cfg, text, on_progress=press_stop_soon, stop_event=stop)
+    waited = time.perf_counter() - stopped_at[1]
+    assert result.status == "stopped" and "during step 1" in result.message
+    assert result.history[-1]["step"] == 0
+    assert waited < 1.5, f"Stop took {waited:.2f} s"
