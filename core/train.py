@@ -64,6 +64,10 @@ class TrainResult:
     def final(self) -> dict:
         return self.history[-1] if self.history else {}
 
+    def zip_bytes(self) -> bytes:
+        from core.runs import run_zip
+        return run_zip(self)
+
 
 @dataclass(frozen=True)
 class Stop:

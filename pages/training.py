@@ -259,7 +259,7 @@ def export_row(j) -> None:
         st.markdown(f"**{j.name}** · {j.status} · val perplexity {j.result.final.get('val_ppl', math.nan):.2f}")
         e1, e2, e3 = st.columns(3)
         # deferred: the archive is built only when the learner clicks, not on every rerun
-        e1.download_button("Download run (.zip: weights, JSON, CSV)", lambda r=j.result: runs.run_zip(r),
+        e1.download_button("Download run (.zip: weights, JSON, CSV)", lambda r=j.result: r.zip_bytes(),
                            file_name=f"rnnlab-{j.name.replace(' ', '').replace('#', '-')}.zip", mime="application/zip", key=f"zip_{j.id}")
         e2.download_button("Metrics (.csv)", lambda r=j.result: runs.metrics_csv(r.history),
                            file_name=f"rnnlab-{j.id}-metrics.csv", mime="text/csv", key=f"csv_{j.id}")

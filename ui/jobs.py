@@ -1,7 +1,9 @@
-"""Training runs in worker threads, shared by the whole server process.
+"""Training runs, shared by the whole server process: each trains in its own process (core.worker; the default,
+RNNLAB_TRAIN_IN=process) or in a thread of the server (RNNLAB_TRAIN_IN=thread), and a finished run goes to the
+run store on disk (core.run_store): the server keeps its numbers, not its weights.
 
-A worker thread only calls core.train.train and writes into its Job; it never calls st.*. Pages read the
-Job from a fragment that refreshes about once a second. A process-wide limit bounds concurrent runs
+A relay thread per run only moves the run's reports into its Job; it never calls st.*. Pages read the Job
+from a fragment that refreshes about once a second while the run goes. A process-wide limit bounds concurrent runs
 (RNNLAB_MAX_CPU_RUNS, default 1; RNNLAB_MAX_GPU_RUNS, default one per GPU); further runs are refused
 with a clear message.
 
@@ -13,20 +15,28 @@ forgotten (its weights freed).
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import secrets
+import subprocess
+import sys
 import threading
 import time
 import traceback
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable
 
 import torch
 
+from core import run_store
 from core.device import resolve_device
 from core.config import TrainConfig
 from core.dataset import prepare_data
 from core.train import Progress, TrainResult, train
+
+MODES = ("process", "thread")
+_PROJECT = str(Path(__file__).resolve().parents[1])   # where `python -m core.worker` is found
 
 _ids = itertools.count(1)
 
@@ -41,12 +51,13 @@ class Job:
     status: str = "starting"          # starting | running | finished | stopped | diverged | time limit | error
     message: str = ""
     progress: Progress | None = None
-    result: TrainResult | None = None
+    result: TrainResult | run_store.StoredRun | None = None   # a StoredRun once saved: no weights in memory
     samples: list = field(default_factory=list)   # (epoch, text)
     stop_event: threading.Event = field(default_factory=threading.Event)
     token: str = field(default_factory=lambda: secrets.token_urlsafe(9))   # the run's address: ?run=TOKEN
     unwatched_since: float | None = None   # when its session was first seen gone (None: watched)
     thread: threading.Thread | None = None
+    process: "subprocess.Popen | None" = None   # its training process (RNNLAB_TRAIN_IN=process)
 
     @property
     def active(self) -> bool:
@@ -59,7 +70,11 @@ class Job:
 
 class JobManager:
     def __init__(self, max_cpu: int | None = None, max_gpu: int | None = None,
-                 session_alive: Callable[[str], bool] | None = None, abandon_after: float | None = None):
+                 session_alive: Callable[[str], bool] | None = None, abandon_after: float | None = None,
+                 mode: str | None = None):
+        self.mode = mode or os.environ.get("RNNLAB_TRAIN_IN", "process")
+        if self.mode not in MODES:
+            raise ValueError(f"RNNLAB_TRAIN_IN must be one of {', '.join(MODES)}, got {self.mode!r}.")
         self.max_cpu = max_cpu if max_cpu is not None else int(os.environ.get("RNNLAB_MAX_CPU_RUNS", "1"))
         gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
         self.max_gpu = max_gpu if max_gpu is not None else int(os.environ.get("RNNLAB_MAX_GPU_RUNS", str(gpus)))
@@ -88,7 +103,8 @@ class JobManager:
             job_id = next(_ids)
             job = Job(job_id, name or f"run {job_id}", session_id, config, kind)
             self.jobs[job_id] = job
-        job.thread = threading.Thread(target=self._work, args=(job, text), name=f"rnnlab-train-{job_id}", daemon=True)
+        work = self._work_in_process if self.mode == "process" else self._work
+        job.thread = threading.Thread(target=work, args=(job, text), name=f"rnnlab-train-{job_id}", daemon=True)
         job.thread.start()
         return job
 
@@ -101,23 +117,83 @@ class JobManager:
             job.unwatched_since = time.time()
         return time.time() - job.unwatched_since
 
-    def _work(self, job: Job, text: str) -> None:
-        def on_progress(p: Progress) -> None:
-            job.status = "running"
-            job.progress = p
-            if p.sample and (not job.samples or job.samples[-1][0] != p.epoch):
-                job.samples.append((p.epoch, p.sample))
-            if not job.stop_event.is_set() and self.unwatched_for(job) > self.abandon_after:
-                job.stop_event.set()
-                job.message = (f"stopped after {self.abandon_after:g} s with no one watching; everything learnt "
-                               "so far is kept")
+    def _on_progress(self, job: Job, p: Progress) -> None:
+        job.status = "running"
+        job.progress = p
+        if p.sample and (not job.samples or job.samples[-1][0] != p.epoch):
+            job.samples.append((p.epoch, p.sample))
+        self._stop_if_abandoned(job)
 
+    def _stop_if_abandoned(self, job: Job) -> None:
+        if not job.stop_event.is_set() and self.unwatched_for(job) > self.abandon_after:
+            self._request_stop(job)
+            job.message = (f"stopped after {self.abandon_after:g} s with no one watching; everything learnt "
+                           "so far is kept")
+
+    def _finished(self, job: Job, result) -> None:
+        job.result = result
+        job.message = job.message or result.message
+        job.status = result.status
+
+    def _work_in_process(self, job: Job, text: str) -> None:
+        """Run the training in `python -m core.worker` and relay its reports into the Job until it ends."""
+        root = str(run_store.store_root())
+        try:
+            proc = subprocess.Popen([sys.executable, "-m", "core.worker"], cwd=_PROJECT, text=True,
+                                    encoding="utf-8", stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            job.process = proc
+            proc.stdin.write(json.dumps({"config": job.config.to_dict(), "text": text, "key": job.token,
+                                         "root": root}) + "\n")
+            proc.stdin.flush()
+            if job.stop_event.is_set():
+                self._request_stop(job)
+            ended = False
+            for line in proc.stdout:
+                kind, payload = json.loads(line)
+                if kind == "progress":
+                    self._on_progress(job, Progress(**payload))
+                elif kind == "done":
+                    self._finished(job, run_store.StoredRun.read(run_store.run_folder(job.token, Path(root))))
+                    ended = True
+                    break
+                else:
+                    job.status, job.message, ended = "error", str(payload), True
+                    break
+            if not ended:
+                raise RuntimeError(f"the training process ended without a word (exit code {proc.wait()})")
+        except Exception as exc:  # a bug must not kill the server: report it on the page
+            job.status, job.message = "error", f"training failed: {exc}"
+            traceback.print_exc()
+        finally:
+            if job.process is not None:
+                try:
+                    job.process.stdin.close()
+                    job.process.wait(timeout=30)
+                except (OSError, subprocess.TimeoutExpired):
+                    job.process.kill()
+            self.unwatched_for(job)
+
+    def _request_stop(self, job: Job) -> None:
+        """Ask the run to stop, in this process and in its training process."""
+        job.stop_event.set()
+        proc = job.process
+        if proc is not None and proc.poll() is None:
+            try:
+                proc.stdin.write("stop\n")
+                proc.stdin.flush()
+            except (OSError, ValueError):
+                pass  # the process has ended or is ending
+
+    def _work(self, job: Job, text: str) -> None:
         try:
             data = prepare_data(job.config, text)
-            result = train(job.config, data=data, on_progress=on_progress, stop_event=job.stop_event)
-            job.result = result
-            job.message = job.message or result.message
-            job.status = result.status
+            result = train(job.config, data=data, on_progress=lambda p: self._on_progress(job, p),
+                           stop_event=job.stop_event)
+            try:
+                result = run_store.save(result, job.token)   # the weights leave the server's memory
+            except ValueError:
+                pass  # a store that cannot be written: keep the run in memory rather than lose it
+            self._finished(job, result)
         except ValueError as exc:
             job.status, job.message = "error", str(exc)
         except Exception as exc:  # a bug must not kill the server: report it on the page
@@ -129,7 +205,7 @@ class JobManager:
     def stop(self, job_id: int) -> None:
         job = self.jobs.get(job_id)
         if job is not None:
-            job.stop_event.set()
+            self._request_stop(job)
 
     def for_session(self, session_id: str) -> list[Job]:
         """The session's runs (pages call this on every rerun, so it also drops runs abandoned long enough)."""
@@ -158,5 +234,7 @@ class JobManager:
         with self.lock:
             job = self.jobs.pop(job_id, None)
         if job is not None:
-            job.stop_event.set()
+            self._request_stop(job)
             job.result = None  # free the weights
+            run_store.delete(job.token)
+

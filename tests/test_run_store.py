@@ -1,0 +1,69 @@
+"""Finished runs leave the server's memory (core.run_store) and training runs outside the server's interpreter
+(core.worker): what the class issue needs from one machine."""
+import gc
+import os
+import time
+
+import pytest
+
+from core import run_store
+from core.config import TrainConfig
+from core.models import RNNLM
+from test_training import SMALL, TEXT
+from ui.jobs import JobManager
+
+
+def live_models() -> int:
+    import warnings
+    gc.collect()
+    with warnings.catch_warnings():   # touching every object wakes torch's deprecation warnings
+        warnings.simplefilter("ignore")
+        return sum(isinstance(o, RNNLM) for o in gc.get_objects())
+
+
+@pytest.mark.parametrize("mode", ["process", "thread"])
+def test_a_finished_run_is_on_disk_not_in_memory(mode):
+    manager = JobManager(max_cpu=1, max_gpu=0, mode=mode)
+    before = live_models()
+    job = manager.submit(TrainConfig(**{**SMALL, "epochs": 2}), TEXT, "s1")
+    job.thread.join(120)
+    assert job.status == "finished" and isinstance(job.result, run_store.StoredRun)
+    assert live_models() == before                       # the registry holds numbers, not a model
+    folder = job.result.folder
+    assert sorted(p.name for p in folder.iterdir()) == sorted(run_store.FILES)
+    lm = job.result.lm                                   # read back when a learner asks for it
+    assert isinstance(lm.net, RNNLM) and job.result.final["epoch"] == 2
+    del lm
+    manager.forget(job.id)
+    assert not folder.exists() and job.result is None    # forgotten runs leave the disk too
+
+
+def test_training_runs_in_its_own_lower_priority_process():
+    manager = JobManager(max_cpu=1, max_gpu=0, mode="process")
+    job = manager.submit(TrainConfig(**{**SMALL, "epochs": 500}), TEXT, "s1")
+    deadline = time.monotonic() + 60
+    while job.progress is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert job.process is not None and job.process.pid != os.getpid()
+    assert os.getpriority(os.PRIO_PROCESS, job.process.pid) >= os.getpriority(os.PRIO_PROCESS, 0) + 10
+    manager.stop(job.id)
+    job.thread.join(30)
+    assert job.status == "stopped" and job.result.history[-1]["step"] > 0   # what it learnt is kept
+
+
+def test_a_run_whose_server_goes_away_stops_and_keeps_what_it_learnt():
+    manager = JobManager(max_cpu=1, max_gpu=0, mode="process")
+    job = manager.submit(TrainConfig(**{**SMALL, "epochs": 500}), TEXT, "s1")
+    deadline = time.monotonic() + 60
+    while job.progress is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    job.process.stdin.close()                            # as if the server had died
+    job.thread.join(30)
+    assert job.status == "stopped" and isinstance(job.result, run_store.StoredRun)
+
+
+def test_run_keys_are_never_paths(tmp_path):
+    for bad in ("../x", "a/b", "", "x" * 100, "..", "ab cd"):
+        with pytest.raises(ValueError):
+            run_store.run_folder(bad, tmp_path)
+    assert run_store.run_folder("Ab-_09xyz", tmp_path) == tmp_path / "Ab-_09xyz"
