@@ -153,7 +153,7 @@ def test_no_page_scrolls_sideways_on_a_phone(browser, app_url, shots_dir):
         for path in PHONE_PAGES:
             phone.goto(app_url + path)
             expect(phone.locator("h1").first).to_be_visible(timeout=30_000)
-            phone.wait_for_timeout(2500)
+            phone.wait_for_timeout(1500)
             assert phone.evaluate(OVERFLOW) == [0, 0, 0, 0], path   # no sideways scroll; every chart labelled
         phone.screenshot(path=str(shots_dir / "training_phone.png"), full_page=True)
     finally:
