@@ -216,7 +216,10 @@ def live_run(vocab_size: int) -> None:
     if job is None:
         return
     rows = passage_run.history(job)
-    if job.status == "error":
+    if job.status == "queued":
+        st.info("Your run waits for the server to finish other learners' runs; it starts by itself.",
+                icon=":material/hourglass_top:")
+    elif job.status == "error":
         st.error(plain(job.message, 600), icon=":material/error:")
     elif rows:
         seconds = job.result.elapsed if job.result is not None else None

@@ -174,9 +174,22 @@ def run_metrics(p: core_train.Progress) -> None:
     st.caption(f"Device: {p.device}")
 
 
+def queued_notice(job) -> None:
+    ahead = job_manager().position(job) - 1
+    st.info(f"Queued on the {job.device.upper()}: the server is training other learners' runs"
+            + (f", and {ahead} run{'s wait' if ahead != 1 else ' waits'} before yours" if ahead > 0 else "")
+            + ". It starts by itself; you can leave this page and come back.", icon=":material/hourglass_top:")
+
+
 def run_status(job) -> None:
     """The run's state: a progress bar and Stop while it runs, else how it ended."""
     p = job.progress
+    if job.status == "queued":
+        queued_notice(job)
+        if st.button("Cancel", icon=":material/close:", key=f"cancel_{job.id}"):
+            job_manager().stop(job.id)
+            st.rerun()
+        return
     if job.active:
         frac = p.step / p.total_steps if p and p.total_steps else 0.0
         st.progress(frac, text=f"epoch {p.epoch}/{job.config.epochs}, step {p.step}/{p.total_steps}"

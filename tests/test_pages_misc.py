@@ -1,4 +1,6 @@
 """AppTest for the RNN cell, Sampling and Training pages."""
+from dataclasses import replace
+
 from apptest_util import has_subheader, metric, page, rerun_until, sampling_with_session_model, shown
 from core.config import PRESETS
 
@@ -202,3 +204,25 @@ def test_an_out_of_range_number_in_the_form_is_named_not_ignored():
     assert "Not started" in errors and "Hidden units is 99,999; allowed: 1 to 2,048." in errors
     assert "Learning rate is 0; allowed: 1e-05 to 100." in errors
     assert "run" not in at.query_params
+
+
+def test_a_learner_behind_another_run_is_queued_and_told_so(corpus_file):
+    from core.config import PRESETS
+    from ui.session import job_manager
+    manager = job_manager()
+    for job in list(manager.jobs.values()):
+        manager.forget(job.id)
+    other = manager.submit(replace(PRESETS["tiny"].config, epochs=200), corpus_file.read_text(), "another learner")
+    try:
+        at = page("training", preset="tiny", timeout=120).run()
+        at.button[0].click().run()   # Train: the CPU slot is taken by the other learner
+        assert not at.exception and not at.error
+        assert any("Queued on the CPU" in i.value and "starts by itself" in i.value for i in at.info)
+        at.button(key=next(b.key for b in at.button if b.key and b.key.startswith("cancel_"))).click().run()
+        assert not manager.queue and not at.exception
+        assert any("cancelled before it started" in shown(s) for s in [*at.success, *at.info, *at.warning])
+    finally:
+        manager.stop(other.id)
+        other.thread.join(60)
+        for job in list(manager.jobs.values()):
+            manager.forget(job.id)

@@ -87,22 +87,37 @@ def test_text_too_short_for_config():
         prepare_data(TrainConfig(num_train=10_000), TEXT[:500])
 
 
-def test_concurrency_limit_refuses_with_clear_message():
+def test_a_busy_server_queues_runs_and_starts_them_by_itself():
     from ui.jobs import JobManager
-    manager = JobManager(max_cpu=1, max_gpu=0)
+    manager = JobManager(max_cpu=1, max_gpu=0, mode="thread")
+    manager.max_queue = 1
     first = manager.submit(TrainConfig(**{**SMALL, "epochs": 200}), TEXT, "s1")
+    second = manager.submit(TrainConfig(**{**SMALL, "epochs": 1}), TEXT, "s2")   # another learner: waits
     try:
-        with pytest.raises(ValueError, match="already training 1 model.*other learners"):
-            manager.submit(TrainConfig(**SMALL), TEXT, "s2")
-        with pytest.raises(ValueError, match="Your own run is still training: stop it"):
+        assert second.status == "queued" and manager.position(second) == 1 and second.active
+        with pytest.raises(ValueError, match="Your own run on the CPU is still going: stop it"):
             manager.submit(TrainConfig(**SMALL), TEXT, "s1")
+        with pytest.raises(ValueError, match="1 more are waiting"):
+            manager.submit(TrainConfig(**SMALL), TEXT, "s3")                      # the queue is full
     finally:
         manager.stop(first.id)
         first.thread.join(30)
     assert first.status == "stopped"
-    second = manager.submit(TrainConfig(**{**SMALL, "epochs": 1}), TEXT, "s2")
-    second.thread.join(60)
-    assert second.status == "finished"
+    deadline = time.monotonic() + 60
+    while second.status != "finished" and time.monotonic() < deadline:   # started when the slot freed
+        time.sleep(0.1)
+    assert second.status == "finished" and second.text is None and manager.position(second) == 0
+
+
+def test_a_queued_run_can_be_cancelled():
+    from ui.jobs import JobManager
+    manager = JobManager(max_cpu=1, max_gpu=0, mode="thread")
+    first = manager.submit(TrainConfig(**{**SMALL, "epochs": 200}), TEXT, "s1")
+    waiting = manager.submit(TrainConfig(**SMALL), TEXT, "s2")
+    manager.stop(waiting.id)
+    assert waiting.status == "stopped" and "before it started" in waiting.message and not manager.queue
+    manager.stop(first.id)
+    first.thread.join(30)
 
 
 def test_a_run_nobody_watches_stops_after_the_documented_time_and_is_then_dropped():

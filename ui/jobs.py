@@ -48,7 +48,7 @@ class Job:
     session_id: str
     config: TrainConfig
     device: str
-    status: str = "starting"          # starting | running | finished | stopped | diverged | time limit | error
+    status: str = "starting"  # queued | starting | running | finished | stopped | diverged | time limit | error
     message: str = ""
     progress: Progress | None = None
     result: TrainResult | run_store.StoredRun | None = None   # a StoredRun once saved: no weights in memory
@@ -59,8 +59,15 @@ class Job:
     thread: threading.Thread | None = None
     process: "subprocess.Popen | None" = None   # its training process (RNNLAB_TRAIN_IN=process)
 
+    text: str | None = None                 # the training text, held only while the run waits in the queue
+
     @property
     def active(self) -> bool:
+        """Waiting or training: something the page shows can still change."""
+        return self.status in ("queued", "starting", "running")
+
+    @property
+    def training(self) -> bool:
         return self.status in ("starting", "running")
 
     @property
@@ -81,32 +88,71 @@ class JobManager:
         self.session_alive = session_alive or (lambda sid: True)
         self.abandon_after = float(os.environ.get("RNNLAB_ABANDON_AFTER_S", "900")) if abandon_after is None \
             else abandon_after
+        self.max_queue = int(os.environ.get("RNNLAB_MAX_QUEUE", "20"))
         self.jobs: dict[int, Job] = {}
+        self.queue: list[Job] = []   # runs waiting for a free slot, first come first served
         self.lock = threading.Lock()
 
     def running(self, kind: str) -> int:
-        return sum(1 for j in list(self.jobs.values()) if j.active and j.device == kind)
+        return sum(1 for j in list(self.jobs.values()) if j.training and j.device == kind)
+
+    def _limit(self, kind: str) -> int:
+        return self.max_gpu if kind == "cuda" else self.max_cpu
 
     def submit(self, config: TrainConfig, text: str, session_id: str, name: str | None = None) -> Job:
-        """Start a run in a worker thread, or raise ValueError when the limit for its device is reached."""
+        """Start a run, or queue it when its device's slots are all taken by other learners' runs (it then
+        starts by itself, first come first served). ValueError when the learner's own run is still going on
+        that device, or when the queue is full."""
         kind = resolve_device(config.device).type
         with self.lock:
-            limit = self.max_gpu if kind == "cuda" else self.max_cpu
-            busy = self.running(kind)
-            if busy >= limit:
-                yours = any(j.active and j.device == kind and j.session_id == session_id for j in self.jobs.values())
-                what = ("Your own run is still training: stop it (or let it finish), then start this one." if yours
-                        else "They belong to other learners: try again when one finishes (usually within a "
-                             "minute or two).")
-                raise ValueError(f"The server is already training {busy} model(s) on the {kind.upper()}, its limit "
-                                 f"at once. {what}")
+            if any(j.active and j.device == kind and j.session_id == session_id for j in self.jobs.values()):
+                raise ValueError(f"Your own run on the {kind.upper()} is still going: stop it (or let it finish), "
+                                 "then start this one.")
+            limit = self._limit(kind)
+            if limit < 1:
+                raise ValueError(f"This server trains nothing on the {kind.upper()} (its limit is 0).")
             job_id = next(_ids)
             job = Job(job_id, name or f"run {job_id}", session_id, config, kind)
+            if self.running(kind) >= limit:
+                waiting = sum(j.device == kind for j in self.queue)
+                if waiting >= self.max_queue:
+                    raise ValueError(f"The server is training {limit} model(s) on the {kind.upper()} and "
+                                     f"{waiting} more are waiting, its most: try again in a few minutes.")
+                job.status, job.text = "queued", text
+                self.jobs[job_id] = job
+                self.queue.append(job)
+                return job
             self.jobs[job_id] = job
-        work = self._work_in_process if self.mode == "process" else self._work
-        job.thread = threading.Thread(target=work, args=(job, text), name=f"rnnlab-train-{job_id}", daemon=True)
-        job.thread.start()
+        self._launch(job, text)
         return job
+
+    def _launch(self, job: Job, text: str) -> None:
+        work = self._work_in_process if self.mode == "process" else self._work
+        job.thread = threading.Thread(target=work, args=(job, text), name=f"rnnlab-train-{job.id}", daemon=True)
+        job.thread.start()
+
+    def position(self, job: Job) -> int:
+        """1 for the next run to start on its device, 2 for the one after it, ...; 0 when not waiting."""
+        with self.lock:
+            ahead = [j for j in self.queue if j.device == job.device]
+        return ahead.index(job) + 1 if job in ahead else 0
+
+    def _start_next(self, kind: str) -> None:
+        """A slot on this device may be free: start the first waiting run whose learner is still around."""
+        while True:
+            with self.lock:
+                if self.running(kind) >= self._limit(kind):
+                    return
+                nxt = next((j for j in self.queue if j.device == kind), None)
+                if nxt is None:
+                    return
+                self.queue.remove(nxt)
+                text, nxt.text = nxt.text, None
+                if self.unwatched_for(nxt) > self.abandon_after:
+                    nxt.status, nxt.message = "stopped", "cancelled before it started: no one was watching"
+                    continue
+                nxt.status = "starting"
+            self._launch(nxt, text)
 
     def unwatched_for(self, job: Job) -> float:
         """Seconds since the run's session was first seen gone (0 while it is watched)."""
@@ -172,6 +218,7 @@ class JobManager:
                 except (OSError, subprocess.TimeoutExpired):
                     job.process.kill()
             self.unwatched_for(job)
+            self._start_next(job.device)
 
     def _request_stop(self, job: Job) -> None:
         """Ask the run to stop, in this process and in its training process."""
@@ -201,11 +248,19 @@ class JobManager:
             traceback.print_exc()
         finally:
             self.unwatched_for(job)
+            self._start_next(job.device)
 
     def stop(self, job_id: int) -> None:
+        """Stop a run (keeping what it learnt), or take a waiting one out of the queue."""
         job = self.jobs.get(job_id)
-        if job is not None:
-            self._request_stop(job)
+        if job is None:
+            return
+        with self.lock:
+            if job in self.queue:
+                self.queue.remove(job)
+                job.status, job.message, job.text = "stopped", "cancelled before it started", None
+                return
+        self._request_stop(job)
 
     def for_session(self, session_id: str) -> list[Job]:
         """The session's runs (pages call this on every rerun, so it also drops runs abandoned long enough)."""
@@ -233,6 +288,8 @@ class JobManager:
     def forget(self, job_id: int) -> None:
         with self.lock:
             job = self.jobs.pop(job_id, None)
+            if job in self.queue:
+                self.queue.remove(job)
         if job is not None:
             self._request_stop(job)
             job.result = None  # free the weights
