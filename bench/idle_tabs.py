@@ -1,0 +1,74 @@
+"""What idle tabs cost the server: CPU of one `streamlit run app.py` while N browser tabs sit open on a page.
+
+    python bench/idle_tabs.py [--tabs 5] [--seconds 20]
+
+Opens N tabs (headless Debian chromium) on the Training page with no run, then on Forecasting, and measures
+the server process's CPU time over the same window for each; prints both as a share of one core (issue 19's
+target: 5 idle Training tabs under 5%).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+from common import ROOT
+
+
+def cpu_seconds(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tabs", type=int, default=5)
+    parser.add_argument("--seconds", type=float, default=20)
+    args = parser.parse_args()
+    from playwright.sync_api import sync_playwright
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port",
+                               str(port), "--server.headless", "true"], cwd=ROOT, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(120):
+            try:
+                if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read() == b"ok":
+                    break
+            except OSError:
+                time.sleep(0.5)
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path="/usr/bin/chromium")
+            for page_path in ("/training", "/forecasting"):
+                tabs = [browser.new_page() for _ in range(args.tabs)]
+                for tab in tabs:
+                    tab.goto(url + page_path)
+                    tab.wait_for_selector("h1", timeout=60_000)
+                time.sleep(5)   # let the first renders finish
+                before = cpu_seconds(server.pid)
+                time.sleep(args.seconds)
+                used = cpu_seconds(server.pid) - before
+                print(f"{args.tabs} idle tabs on {page_path:13s}: server CPU {100 * used / args.seconds:5.1f}% of "
+                      f"one core over {args.seconds:g} s")
+                for tab in tabs:
+                    tab.close()
+            browser.close()
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+if __name__ == "__main__":
+    main()
