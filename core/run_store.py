@@ -17,6 +17,7 @@ from pathlib import Path
 
 from core.config import TrainConfig
 from core.corpus import cache_dir
+from core.train import RunRecord
 
 ENV_STORE = "RNNLAB_RUN_STORE"
 FILES = ("weights.safetensors", "run.json", "metrics.csv")
@@ -35,22 +36,10 @@ def run_folder(key: str, root: Path | None = None) -> Path:
 
 
 @dataclass
-class StoredRun:
-    """A finished run on disk, with the same fields a core.train.TrainResult has (lm is read on demand)."""
+class StoredRun(RunRecord):
+    """A finished run on disk: a core.train.RunRecord and its folder (lm is read from it on demand)."""
 
-    folder: Path
-    config: TrainConfig
-    history: list
-    status: str
-    message: str
-    elapsed: float
-    device: str
-    tokens_per_s: float
-    best_epoch: int
-
-    @property
-    def final(self) -> dict:
-        return self.history[-1] if self.history else {}
+    folder: Path = Path()
 
     @property
     def lm(self):
@@ -70,9 +59,9 @@ class StoredRun:
     def read(cls, folder: Path) -> "StoredRun":
         try:
             meta = json.loads((Path(folder) / "run.json").read_text(encoding="utf-8"))
-            return cls(Path(folder), TrainConfig.from_dict(meta["config"]), meta["history"], meta["status"],
-                       meta["message"], float(meta["elapsed_s"]), meta["device"], float(meta["tokens_per_s"]),
-                       int(meta.get("best_epoch", 0)))
+            return cls(TrainConfig.from_dict(meta["config"]), meta["history"], meta["status"], meta["message"],
+                       float(meta["elapsed_s"]), meta["device"], float(meta["tokens_per_s"]),
+                       int(meta.get("best_epoch", 0)), folder=Path(folder))
         except (OSError, KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"The saved run in {Path(folder).name} cannot be read ({exc}).") from None
 

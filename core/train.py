@@ -49,8 +49,8 @@ class Progress:
 
 
 @dataclass
-class TrainResult:
-    lm: LanguageModel
+class RunRecord:
+    """What a finished run is, apart from its weights (a StoredRun in core.run_store has just this)."""
     config: TrainConfig
     history: list             # one dict per epoch (epoch 0 = before training)
     status: str               # finished | stopped | diverged | time limit
@@ -63,6 +63,11 @@ class TrainResult:
     @property
     def final(self) -> dict:
         return self.history[-1] if self.history else {}
+
+
+@dataclass
+class TrainResult(RunRecord):
+    lm: LanguageModel
 
     def zip_bytes(self) -> bytes:
         from core.runs import run_zip
@@ -352,5 +357,5 @@ class Run:
         elapsed = time.perf_counter() - self.started
         self.net.eval()  # the finished model is for sampling and evaluation: dropout off
         self.lm.meta.update({"status": status, "message": message, "best_epoch": self.best[1]})
-        return TrainResult(self.lm, self.config, self.history, status, message, elapsed, self.device_name,
-                           self.tokens_seen / elapsed if elapsed > 0 else 0.0, self.best[1])
+        return TrainResult(self.config, self.history, status, message, elapsed, self.device_name,
+                           self.tokens_seen / elapsed if elapsed > 0 else 0.0, self.best[1], lm=self.lm)

@@ -21,6 +21,13 @@ def live_models() -> int:
         return sum(isinstance(o, RNNLM) for o in gc.get_objects())
 
 
+def wait_until_training(job, seconds: float = 60):
+    deadline = time.monotonic() + seconds
+    while job.progress is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return job
+
+
 @pytest.mark.parametrize("mode", ["process", "thread"])
 def test_a_finished_run_is_on_disk_not_in_memory(mode):
     manager = JobManager(max_cpu=1, max_gpu=0, mode=mode)
@@ -40,10 +47,7 @@ def test_a_finished_run_is_on_disk_not_in_memory(mode):
 
 def test_training_runs_in_its_own_lower_priority_process():
     manager = JobManager(max_cpu=1, max_gpu=0, mode="process")
-    job = manager.submit(TrainConfig(**{**SMALL, "epochs": 500}), TEXT, "s1")
-    deadline = time.monotonic() + 60
-    while job.progress is None and time.monotonic() < deadline:
-        time.sleep(0.1)
+    job = wait_until_training(manager.submit(TrainConfig(**{**SMALL, "epochs": 500}), TEXT, "s1"))
     assert job.process is not None and job.process.pid != os.getpid()
     assert os.getpriority(os.PRIO_PROCESS, job.process.pid) >= os.getpriority(os.PRIO_PROCESS, 0) + 10
     manager.stop(job.id)
@@ -53,10 +57,7 @@ def test_training_runs_in_its_own_lower_priority_process():
 
 def test_a_run_whose_server_goes_away_stops_and_keeps_what_it_learnt():
     manager = JobManager(max_cpu=1, max_gpu=0, mode="process")
-    job = manager.submit(TrainConfig(**{**SMALL, "epochs": 500}), TEXT, "s1")
-    deadline = time.monotonic() + 60
-    while job.progress is None and time.monotonic() < deadline:
-        time.sleep(0.1)
+    job = wait_until_training(manager.submit(TrainConfig(**{**SMALL, "epochs": 500}), TEXT, "s1"))
     job.process.stdin.close()                            # as if the server had died
     job.thread.join(30)
     assert job.status == "stopped" and isinstance(job.result, run_store.StoredRun)
