@@ -27,19 +27,23 @@ class TrainConfig:
         "char", "Tokens", "Single characters, or subwords learnt by byte-level BPE.", group=DATA,
         words={"char": "characters", "bpe": "BPE"})
     bpe_vocab: int = setting(1024, "BPE vocabulary", "How many token types byte-level BPE learns (256 bytes, then "
-                             "one per merge; BPE only).", lo=256, hi=4096, step=256, group=DATA)
+                             "one per merge).", lo=256, hi=4096, step=256, group=DATA,
+                             only_when=("tokenizer", ("bpe",)))
     split: Literal["book", "whole"] = setting(
         "book", "Split", "book: the first training windows, then the validation windows; whole: 90% / 10%.",
         group=DATA, words={"book": "book windows", "whole": "whole corpus 90/10"})
     cleaning: Literal[CLEANINGS] = setting(
         "letters", "Cleaning", "letters: lower-case letters and spaces, as the book; punctuation: keep it.",
         group=DATA)
-    num_train: int = setting(10_000, "Training windows (book split)", lo=1, hi=1_000_000, group=DATA)
-    num_val: int = setting(5_000, "Validation windows (book split)", lo=1, hi=1_000_000, group=DATA)
+    num_train: int = setting(10_000, "Training windows", "Windows of tokens (stride one) to train on.", lo=1,
+                             hi=1_000_000, group=DATA, only_when=("split", ("book",)))
+    num_val: int = setting(5_000, "Validation windows", "The windows after them, held out.", lo=1, hi=1_000_000,
+                           group=DATA, only_when=("split", ("book",)))
     truncation: Literal["fresh", "detach"] = setting(
         "fresh", "Between windows",
-        "fresh: zero state per window; detach: carry the state, cut the gradient (whole-corpus split only)",
-        group=DATA, words={"fresh": "fresh zero state", "detach": "carry state (detach)"})
+        "fresh: zero state per window; detach: carry the state, cut the gradient.",
+        group=DATA, words={"fresh": "fresh zero state", "detach": "carry state (detach)"},
+        only_when=("split", ("whole",)))
     cell: Literal[CELL_NAMES] = setting(
         "rnn", "Cell", "The recurrent cell (core.cells).", group=MODEL, widget="select",
         words={name: c.label for name, c in CELLS.items()})
@@ -54,8 +58,8 @@ class TrainConfig:
                           group=OPTIMISATION)
     epochs: int = setting(100, "Epochs", lo=1, hi=10_000, group=OPTIMISATION)
     batch_size: int = setting(1024, "Batch size", lo=1, hi=8192, group=OPTIMISATION)
-    num_steps: int = setting(32, "Time steps per window", "num_steps: how many tokens one window holds, and how "
-                             "far back the gradient flows.", lo=1, hi=512, group=OPTIMISATION)
+    num_steps: int = setting(32, "Time steps per window", "How many tokens one window holds, and how far back "
+                             "the gradient flows.", lo=1, hi=512, group=OPTIMISATION)
     seed: int = setting(0, "Seed", lo=0, hi=2**31 - 1, group=OPTIMISATION)
     device: Literal[DEVICES] = setting("auto", "Device", "auto: a CUDA GPU when there is one.", group=OPTIMISATION)
     lr_decay: Literal["none", "cosine"] = setting("none", "Learning-rate schedule", group=OPTIMISATION)

@@ -32,7 +32,14 @@ class Setting:
     words: dict = field(default_factory=dict)   # how each choice is shown
     widget: str = ""              # choices: "radio" (default) or "select"
     step: float | None = None
+    only_when: tuple = ()         # (other setting, its values): the setting matters only then (the form greys it)
 
+    def applies(self, values: dict) -> bool:
+        """Whether this setting has any effect given the other settings' values."""
+        if not self.only_when:
+            return True
+        other, allowed = self.only_when
+        return values.get(other) in allowed
     def check(self, value: Any) -> Any:
         """value in this setting's type and range, or ValueError naming the setting."""
         if self.choices:
@@ -99,10 +106,10 @@ def short(value: Any, limit: int = MAX_ECHO) -> str:
 
 def setting(default: Any, label: str, help: str = "", *, lo: float | None = None, hi: float | None = None,
             lo_open: bool = False, group: str = "", words: dict | None = None, widget: str = "",
-            step: float | None = None):
+            step: float | None = None, only_when: tuple = ()):
     """A dataclass field that declares a setting (its name and type come from the field)."""
     spec = dict(lo=lo, hi=hi, lo_open=lo_open, label=label, help=help, group=group, words=words or {},
-                widget=widget, step=step)
+                widget=widget, step=step, only_when=only_when)
     return field(default=default, metadata={"setting": spec})
 
 

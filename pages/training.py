@@ -11,6 +11,7 @@ from dataclasses import replace
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
+import torch
 
 from core import runs, train as core_train
 from core.config import DATA, FORM_GROUPS, FORM_SETTINGS, PRESETS, SETTINGS, Preset, config_overrides, parse_overrides
@@ -99,13 +100,19 @@ def settings_form_rows(preset: Preset, busy: bool) -> tuple[str, bool]:
     """The form, drawn from the setting declarations. Returns the text source and whether Train was pressed."""
     prefix = form_key(preset)
     source_key = f"tr.source.{preset.name}"
-    with st.form("train_form"):
+    off = {}
+    if not torch.cuda.is_available():   # nothing to choose: say so rather than offer a GPU that is not there
+        st.session_state[f"{prefix}.device"] = "auto"
+        off["device"] = "This server has no GPU: runs train on the CPU."
+    # Not an st.form: a choice that changes what applies (tokens, split) greys or frees the others at once.
+    with st.container(border=True):
         for group in FORM_GROUPS:
             lead = [lambda col: col.radio("Text", tuple(SOURCES), key=source_key, format_func=SOURCES.get)] \
                 if group == DATA else []
             settings_form.section(group, [SETTINGS[n] for n in FORM_SETTINGS if SETTINGS[n].group == group],
-                                  prefix, lead)
-        submitted = st.form_submit_button("Train", type="primary", icon=":material/play_arrow:", disabled=busy)
+                                  prefix, lead, lookup=SETTINGS, off=off)
+        submitted = st.button("Train", type="primary", icon=":material/play_arrow:", disabled=busy,
+                              key="tr.train")
     return st.session_state[source_key], submitted
 
 

@@ -81,7 +81,7 @@ def test_training_tiny_run_moves_the_chart(page: Page, app_url, shots_dir, corpu
     page.goto(app_url + "/training?preset=tiny&hidden_size=48&epochs=2")  # the form's settings come from the URL
     expect(page.get_by_role("heading", name=re.compile("Training"))).to_be_visible(timeout=30_000)
     expect(page.get_by_role("spinbutton", name="Hidden units")).to_have_value("48", timeout=30_000)
-    page.get_by_test_id("stBaseButton-primaryFormSubmit").click()   # Train
+    page.get_by_role("button", name="Train", exact=True).click()
     expect(page).to_have_url(re.compile(r"hidden_size=48.*epochs=2|epochs=2.*hidden_size=48"), timeout=30_000)
     expect(page.get_by_text(re.compile(r"tiny #1: (running|finished)"))).to_be_visible(timeout=60_000)
     expect(page.get_by_text("tiny #1: finished")).to_be_visible(timeout=120_000)

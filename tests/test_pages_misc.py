@@ -226,3 +226,19 @@ def test_a_learner_behind_another_run_is_queued_and_told_so(corpus_file):
         other.thread.join(60)
         for job in list(manager.jobs.values()):
             manager.forget(job.id)
+
+
+def test_settings_that_do_nothing_are_greyed_with_the_reason():
+    at = page("training", preset="book", timeout=120).run()
+    bpe = at.number_input(key="tr.book.bpe_vocab")
+    assert bpe.disabled and "Not used: only with tokens set to BPE." in bpe.help
+    assert not at.number_input(key="tr.book.num_train").disabled
+    assert at.radio(key="tr.book.truncation").disabled
+    at.radio(key="tr.book.tokenizer").set_value("bpe")
+    at.radio(key="tr.book.split").set_value("whole").run()     # no Train pressed: the form follows at once
+    assert not at.number_input(key="tr.book.bpe_vocab").disabled
+    assert at.number_input(key="tr.book.num_train").disabled and not at.radio(key="tr.book.truncation").disabled
+    import torch
+    if not torch.cuda.is_available():
+        device = at.radio(key="tr.book.device")
+        assert device.disabled and device.value == "auto" and "no GPU" in device.help

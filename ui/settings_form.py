@@ -18,11 +18,11 @@ def allowed(s: Setting) -> str:
     return ""
 
 
-def widget(col, s: Setting, key: str, disabled: bool = False) -> None:
-    """The widget for one setting, in a column, bound to session-state key. A number field's help says its
-    range, so a value typed outside it (which the field brings back inside) is never a silent surprise."""
-    help_text = " ".join(t for t in (s.help, allowed(s)) if t) if not s.choices else s.help
-    common = dict(key=key, help=help_text or None, disabled=disabled)
+def widget(col, s: Setting, key: str, reason: str = "") -> None:
+    """The widget for one setting, in a column, bound to session-state key; greyed with `reason` in its help
+    when it has no effect. A number field's help says its range."""
+    help_text = " ".join(t for t in (reason, s.help, "" if s.choices else allowed(s)) if t)
+    common = dict(key=key, help=help_text or None, disabled=bool(reason))
     if s.choices:
         if s.widget == "select":
             col.selectbox(s.label, s.choices, format_func=s.word, **common)
@@ -38,12 +38,28 @@ def widget(col, s: Setting, key: str, disabled: bool = False) -> None:
         col.text_input(s.label, max_chars=int(s.hi) if s.hi else None, **common)
 
 
+def not_used(s: Setting, lookup: dict[str, Setting]) -> str:
+    """Why a setting does nothing with the others as they are ("" when it does something)."""
+    other, allowed = s.only_when
+    o = lookup[other]
+    return f"Not used: only with {o.label.lower()} set to {' or '.join(o.word(v) for v in allowed)}."
+
+
 def section(title: str, settings: Sequence[Setting], prefix: str, lead: Sequence[Callable] = (),
-            per_row: int = 4) -> None:
+            per_row: int = 4, lookup: dict[str, Setting] | None = None,
+            off: dict[str, str] | None = None) -> None:
     """A titled block of the form: `lead` widgets (callables taking a column) first, then one widget per
-    setting, `per_row` to a row."""
+    setting, `per_row` to a row. A setting that has no effect with the current values of the others (its
+    only_when) is greyed, and its help says why; `off` greys others with a reason of the page's own."""
     st.markdown(f"**{title}**")
-    cells: list[Callable] = list(lead) + [lambda col, s=s: widget(col, s, f"{prefix}.{s.name}") for s in settings]
+    values = {n: st.session_state.get(f"{prefix}.{n}") for n in (lookup or {})}
+    reasons = dict(off or {})
+    for s in settings:
+        if lookup and not s.applies(values):
+            reasons[s.name] = not_used(s, lookup)
+    cells: list[Callable] = list(lead) + [lambda col, s=s: widget(col, s, f"{prefix}.{s.name}",
+                                                                  reason=reasons.get(s.name, ""))
+                                          for s in settings]
     for start in range(0, len(cells), per_row):
         row = cells[start: start + per_row]
         for draw, col in zip(row, st.columns(per_row)):
