@@ -7,7 +7,6 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
-from plotly.subplots import make_subplots
 
 from core import cell_demo, rnn_ref, tokens, verify
 from ui import exercises, url_state
@@ -33,44 +32,52 @@ def letter_labels(run: cell_demo.WordRun) -> list[str]:
     return labels
 
 
-def _heat(fig, z, row, col, labels_x=None, labels_y=None):
-    fig.add_trace(go.Heatmap(z=z, x=labels_x, y=labels_y, colorscale="RdBu", zmid=0.0, showscale=False,
-                             text=np.round(z, 2), texttemplate="%{text}", textfont=dict(size=9)), row=row, col=col)
-
-
-def step_figure(run: cell_demo.WordRun, step: cell_demo.Step) -> go.Figure:
-    """Input, previous and new state, the two weight matrices and the next-letter probabilities at one step."""
-    chars = letter_labels(run)
-    units = [f"h{i + 1}" for i in range(step.H.shape[1])]
-    fig = make_subplots(rows=2, cols=3, subplot_titles=("Xₜ (one-hot input)", "Hₜ₋₁ (previous state)",
-                                                        "Hₜ (new state)", "W_xh (rows: letters)", "W_hh",
-                                                        "softmax(Oₜ): next letter"),
-                        vertical_spacing=0.16, horizontal_spacing=0.07)
-    _heat(fig, step.X, 1, 1, chars, ["x"])
-    _heat(fig, step.H_prev, 1, 2, units, ["h"])
-    _heat(fig, step.H, 1, 3, units, ["h"])
-    _heat(fig, run.params["W_xh"], 2, 1, units, chars)
-    _heat(fig, run.params["W_hh"], 2, 2, units, units)
-    fig.add_trace(go.Bar(x=chars, y=step.P, showlegend=False, name="next-letter probability",
-                         marker_color=["#e45756" if i == step.target_id else "#4c78a8" for i in range(len(step.P))],
-                         marker_pattern_shape=["/" if i == step.target_id else "" for i in range(len(step.P))],
-                         text=["next" if i == step.target_id else "" for i in range(len(step.P))],
-                         textposition="outside"), row=2, col=3)
-    style(fig, None, None, None, height=560)
-    for i in range(1, 6):  # matrices read top-down, first row first, as the book prints them
-        fig.update_layout({f"yaxis{i if i > 1 else ''}": dict(autorange="reversed")})
-    fig.update_layout(yaxis6=dict(title="probability"))
+def heat_figure(z: np.ndarray, title: str, labels_x: list[str], labels_y: list[str], x_title: str,
+                y_title: str) -> go.Figure:
+    """One matrix as a heatmap with its numbers written in, first row on top (as the book prints them)."""
+    z = np.atleast_2d(z)
+    fig = go.Figure(go.Heatmap(z=z, x=labels_x, y=labels_y, colorscale="RdBu", zmid=0.0, showscale=False,
+                               text=np.round(z, 2), texttemplate="%{text}", textfont=dict(size=10), name=title))
+    style(fig, title, x_title, y_title, height=120 + 26 * len(labels_y))
+    fig.update_layout(yaxis=dict(autorange="reversed"), margin=dict(t=40, b=40, l=40, r=10))
     return fig
 
 
-def step_summary(run: cell_demo.WordRun, step: cell_demo.Step) -> str:
+def probability_figure(run: cell_demo.WordRun, step: cell_demo.Step) -> go.Figure:
     chars = letter_labels(run)
+    target = [i == step.target_id for i in range(len(step.P))]
+    fig = go.Figure(go.Bar(x=chars, y=step.P, name="next-letter probability",
+                           marker_color=["#D55E00" if t else "#0072B2" for t in target],
+                           marker_pattern_shape=["/" if t else "" for t in target],
+                           text=["next" if t else "" for t in target], textposition="outside"))
+    style(fig, "softmax(Oₜ): the next letter", "letter", "probability", height=300)
+    fig.update_layout(margin=dict(t=40, b=40, l=40, r=10))
+    return fig
+
+
+def step_figures(run: cell_demo.WordRun, step: cell_demo.Step) -> list[tuple[str, go.Figure, str]]:
+    """The six views of one step, each a small figure with its own summary: input, previous and new state,
+    the two weight matrices and the next-letter probabilities. Drawn three to a row, they stack on a phone."""
+    chars, units = letter_labels(run), [f"h{i + 1}" for i in range(step.H.shape[1])]
+    rng = lambda z: f"values {np.min(z):.2f} to {np.max(z):.2f}"  # noqa: E731
     best = int(np.argmax(step.P))
-    return (f"Step t = {step.t}: the one-hot input for '{step.read}', the previous state (values "
-            f"{step.H_prev.min():.2f} to {step.H_prev.max():.2f}), the new state ({step.H.min():.2f} to "
-            f"{step.H.max():.2f}), W_xh and W_hh as heatmaps, and the next-letter probabilities: the true next "
-            f"letter '{step.target}' (the bar marked “next”) gets {step.P[step.target_id]:.3f}; the likeliest is "
-            f"'{chars[best]}' with {step.P[best]:.3f}. Move t and watch H_(t-1) become the previous step's H_t.")
+    return [
+        ("x", heat_figure(step.X, "Xₜ: one-hot input", chars, ["x"], "letter", ""),
+         f"The input at step {step.t}: a 1 for '{step.read}' (id {int(np.argmax(step.X))}), 0 elsewhere."),
+        ("h-prev", heat_figure(step.H_prev, "Hₜ₋₁: previous state", units, ["h"], "unit", ""),
+         f"The previous state at step {step.t}: {rng(step.H_prev)}."),
+        ("h", heat_figure(step.H, "Hₜ: new state", units, ["h"], "unit", ""),
+         f"The new state at step {step.t}: {rng(step.H)}."),
+        ("w-xh", heat_figure(run.params["W_xh"], "W_xh (a row per letter)", units, chars, "unit", "letter"),
+         f"The input weights W_xh, {run.params['W_xh'].shape[0]} letters by {run.params['W_xh'].shape[1]} units (the "
+         f"one-hot input picks one row): {rng(run.params['W_xh'])}."),
+        ("w-hh", heat_figure(run.params["W_hh"], "W_hh", units, units, "unit", "unit"),
+         f"The recurrent weights W_hh, {run.params['W_hh'].shape[0]} by {run.params['W_hh'].shape[1]} (from each "
+         f"unit of the previous state to each unit of the new one): {rng(run.params['W_hh'])}."),
+        ("p", probability_figure(run, step),
+         f"Next-letter probabilities: the true next letter '{step.target}' (the bar marked “next”) gets "
+         f"{step.P[step.target_id]:.3f}; the likeliest is '{chars[best]}' with {step.P[best]:.3f}."),
+    ]
 
 
 def unrolled_summary(word: str, steps: int, current: int) -> str:
@@ -129,7 +136,10 @@ def network_with_memory() -> cell_demo.WordRun:
                 f"It gives that letter probability {step.P[step.target_id]:.3f}, a loss of {step.loss:.3f} "
                 f"(mean over all {run.steps} steps: {run.cache.loss:.3f}). The weights are random: nothing is "
                 "learnt yet.")
-    show(step_figure(run, step), step_summary(run, step), "step")
+    for row in (0, 3):
+        for col, (key, fig, summary) in zip(st.columns(3), step_figures(run, step)[row:row + 3]):
+            show(fig, summary, f"step-{key}", col)
+    st.caption("Move t and watch Hₜ₋₁ become the previous step's Hₜ.")
     show(unrolled_figure(run.word, run.steps, t), unrolled_summary(run.word, run.steps, t), "unrolled")
     return run
 
