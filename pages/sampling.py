@@ -104,15 +104,15 @@ def next_token_figure(lm, logits: np.ndarray, temperature: float) -> go.Figure:
 
 def hidden_state_figure(H: np.ndarray, units: np.ndarray, labels: list[str]) -> go.Figure:
     """Chosen hidden units (rows, ordered by where they first switch) along the characters read (columns); every
-    tenth character is written on the axis, each one in the hover."""
+    twentieth character is written on the axis, each one in the hover."""
     units = sampling.order_by_first_flip(H, units)
     shown = ["␣" if c == " " else c for c in labels]
     fig = go.Figure(go.Heatmap(z=H[:, units].T, x=np.arange(len(labels)), y=[f"unit {u}" for u in units],
                                colorscale="RdBu", zmid=0, zmin=-1, zmax=1, colorbar=dict(title="h", len=0.8),
                                customdata=[shown] * len(units),
                                hovertemplate="character %{x}: '%{customdata}'<br>%{y}: %{z:.2f}<extra></extra>"))
-    style(fig, None, "characters read (every tenth written)", "hidden unit", height=480)
-    step = 10
+    style(fig, None, "characters read (every twentieth written)", "hidden unit", height=480)
+    step = 20
     fig.update_layout(xaxis=dict(tickmode="array", tickvals=list(range(0, len(labels), step)),
                                  ticktext=[f"{i}<br>{shown[i]}" for i in range(0, len(labels), step)], tickangle=0),
                       yaxis=dict(autorange="reversed", tickfont=dict(size=10)))

@@ -147,6 +147,26 @@ OVERFLOW = """() => { const main = document.querySelector('[data-testid="stMain"
           unlabelled.length]; }"""
 
 
+OVERLAPS = """() => { const out = [];
+  for (const chart of document.querySelectorAll('[data-testid="stPlotlyChart"]')) {
+    const boxes = Array.from(chart.querySelectorAll('.xtick text, .ytick text, .g-xtitle text, .g-ytitle text, '
+        + '.gtitle, .annotation-text, .legendtext')).filter(e => e.textContent.trim())
+      .map(e => [e.textContent.trim(), e.getBoundingClientRect()]).filter(b => b[1].width > 0);
+    for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+      const a = boxes[i][1], b = boxes[j][1];
+      if (Math.min(a.right, b.right) - Math.max(a.left, b.left) > 2 && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 2)
+        out.push(boxes[i][0] + ' / ' + boxes[j][0]); } }
+  return out; }"""
+
+
+def test_chart_labels_never_overlap_on_a_desktop(page: Page, app_url):
+    for path in ("/?act=1", "/?act=4", "/tokens", "/rnn_cell", "/sampling", "/gradient_flow"):
+        page.goto(app_url + path)
+        expect(page.locator("[data-testid='stPlotlyChart']").first).to_be_visible(timeout=30_000)
+        page.wait_for_timeout(1500)
+        assert page.evaluate(OVERLAPS) == [], path
+
+
 def test_no_page_scrolls_sideways_on_a_phone(browser, app_url, shots_dir):
     phone = browser.new_page(viewport={"width": 390, "height": 844})
     try:
@@ -155,6 +175,7 @@ def test_no_page_scrolls_sideways_on_a_phone(browser, app_url, shots_dir):
             expect(phone.locator("h1").first).to_be_visible(timeout=30_000)
             phone.wait_for_timeout(1500)
             assert phone.evaluate(OVERFLOW) == [0, 0, 0, 0], path   # no sideways scroll; every chart labelled
+            assert phone.evaluate(OVERLAPS) == [], path              # and no chart's labels run into each other
         phone.screenshot(path=str(shots_dir / "training_phone.png"), full_page=True)
     finally:
         phone.close()

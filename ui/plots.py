@@ -38,7 +38,7 @@ def log_ticks(lo: float, hi: float) -> list[float]:
     lo, hi = lo / 2, hi * 2                         # the axis shows a little beyond the data
     lo_exp, hi_exp = int(np.floor(np.log10(lo))), int(np.ceil(np.log10(hi)))
     span = hi_exp - lo_exp
-    mult = (1, 2, 5) if span <= 3 else (1, 3) if span <= 5 else (1,)
+    mult = (1, 2, 5) if span <= 3 else (1, 3) if span <= 4 else (1,)   # labels stay apart on a phone too
     every = max(1, int(np.ceil(span / 8)))
     ticks = [m * 10.0 ** e for e in range(lo_exp, hi_exp + 1) if (e - anchor) % every == 0 for m in mult]
     return [t for t in ticks if lo <= t <= hi] or [lo, hi]
