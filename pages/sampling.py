@@ -5,6 +5,7 @@ import html
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
@@ -143,6 +144,11 @@ def generated_text(lm, s: Settings) -> sampling.Sample:
     st.markdown(surprisal_legend(), unsafe_allow_html=True)
     st.metric("Mean surprisal of the generated text", f"{bits.mean():.2f} bits/char",
               help="Low: the model found its own text predictable. Greedy text scores lowest, high T highest.")
+    with st.expander("Each generated character's probability (the shading in numbers)"):
+        st.dataframe(pd.DataFrame({"position": np.arange(1, len(bits) + 1),
+                                   "character": ["␣" if t == " " else t for t in out.token_texts],
+                                   "probability (T = 1)": np.round(out.probabilities, 4),
+                                   "surprisal (bits)": np.round(bits, 2)}), hide_index=True, height=260)
     return out
 
 

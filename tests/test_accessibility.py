@@ -96,3 +96,10 @@ def test_every_figure_uses_the_colour_blind_safe_palette_and_titles_its_axes():
         assert tuple(fig.layout.colorway) == PALETTE
         assert fig.layout.xaxis.title.text and fig.layout.yaxis.title.text
     assert len(set(PALETTE)) == len(PALETTE)
+
+
+def test_the_sampled_characters_probabilities_are_readable_without_hovering():
+    at = page("sampling").run()
+    table = next(df.value for df in at.dataframe if "probability (T = 1)" in df.value.columns)
+    assert len(table) == 300 and table["probability (T = 1)"].between(0, 1).all()
+    assert (table["surprisal (bits)"] >= 0).all()
