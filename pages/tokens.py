@@ -318,10 +318,12 @@ def main() -> None:
     exercises.assignment("tokens")
     s, view = controls_beside_view(controls)
     exercises.hold_figures("tokens")
-    found = source_text(s, view)
+    # The lab's two topics, one tab each (a long page otherwise): tokens, then what counting them can do.
+    to_tokens, counting = view.tabs(["From text to tokens", "Counting n-grams"])
+    found = source_text(s, to_tokens)
     if found is not None:
         raw, label = found
-        with view, learner_errors():
+        with to_tokens, learner_errors():
             text = texts.cleaned(raw, s.cleaning)
             if not text.strip():
                 raise ValueError("Nothing is left of this text after cleaning: try 'keep punctuation' or another file.")
@@ -329,11 +331,12 @@ def main() -> None:
             ids = texts.encoded(text, s.kind, s.size)
             passage_view(s, raw, label, vocab)
             tables(s, text, vocab, ids)
-            ngram_statistics(s, text)
-        with view:
             how_bpe_learns(text)
+        with counting, learner_errors():
+            ngram_statistics(s, text)
             ngram_language_model(raw)
-    parameter_calculator()  # needs no text
+    with counting:
+        parameter_calculator()  # needs no text
     show_source(corpus.clean_letters, tokens.CharVocab.encode, tokens.train_bpe, tokens.ngram_counts,
                 tokens.rnn_parameter_terms)
 
