@@ -121,6 +121,7 @@ def show(fig: go.Figure, summary: str, key: str, where=None) -> None:
     where = where if where is not None else st
     where.plotly_chart(fig, width="stretch", config=CONFIG, alt=summary, key=f"chart.{key}")
     where.caption(plain(summary, 1200))
-    where.download_button("Data (.csv)", figure_csv(fig), file_name=f"{re.sub(r'[^a-z0-9_-]+', '-', key.lower())}.csv",
+    # deferred: the CSV is written only when a learner clicks, not on every rerun
+    where.download_button("Data (.csv)", lambda f=fig: figure_csv(f), file_name=f"{re.sub(r'[^a-z0-9_-]+', '-', key.lower())}.csv",
                           mime="text/csv", key=f"csv.{key}", on_click="ignore", type="tertiary",
                           icon=":material/download:")
