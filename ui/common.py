@@ -28,7 +28,7 @@ class Lab:
         return self.path.rsplit("/", 1)[-1].removesuffix(".py")
 
 
-# The labs in navigation order. app.py builds the menu from this list and Home links to each entry.
+# The labs in navigation order. app.py builds the menu from this list; the chapter and its exercises link to them.
 LABS: list[Lab] = [
     Lab("pages/forecasting.py", "Forecasting", ":material/show_chart:",
         "Fit an autoregressive model to a noisy sine and see why k-step forecasts fall apart."),
