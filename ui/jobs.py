@@ -4,8 +4,8 @@ run store on disk (core.run_store): the server keeps its numbers, not its weight
 
 A relay thread per run only moves the run's reports into its Job; it never calls st.*. Pages read the Job
 from a fragment that refreshes about once a second while the run goes. A process-wide limit bounds concurrent runs
-(RNNLAB_MAX_CPU_RUNS, default 1; RNNLAB_MAX_GPU_RUNS, default one per GPU); further runs are refused
-with a clear message.
+(RNNLAB_MAX_CPU_RUNS, default 1; RNNLAB_MAX_GPU_RUNS, default one per GPU); other learners' runs wait in a
+queue (RNNLAB_MAX_QUEUE per device) and start by themselves.
 
 A run outlives its browser tab: reloading the page, or opening the run's address (?run=TOKEN) in a new tab,
 adopts it into the new session, live or finished. A run nobody has watched for RNNLAB_ABANDON_AFTER_S seconds
