@@ -97,6 +97,12 @@ def lab_link(lab: Lab | str, label: str, query: dict | None = None, icon: str | 
         st.caption(label)
 
 
+def deeper(lab_key: str, text: str, **query) -> None:
+    """A door into a lab, with the URL settings that show the point ("text: the X lab")."""
+    entry = lab(lab_key)
+    lab_link(entry, f"{text}: the {entry.title} lab", query)
+
+
 def show_source(*objects, title: str = "The code behind this figure") -> None:
     """An expander with the real source of the core functions the page calls."""
     with st.expander(title):

@@ -1,0 +1,102 @@
+"""The chapter, after the four acts: three claims to poke at in the labs, BPTT in detail, the concise version
+timed here, three things to remember, and every lab. Drawn by pages/chapter.py as its fifth stop."""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from core import gradflow, passage
+from pages import gradient_flow
+from ui import texts, url_state
+from ui.common import LABS, deeper, lab_link, learner_errors
+from ui.plots import show
+
+
+CLAIMS = (  # (claim, lab, link text, query)
+    ("Forecasts decay with the horizon: the further ahead, the closer to a constant guess.", "forecasting",
+     "Push k to 64", {"tau": 4, "k": 64}),
+    ("A small trained RNN captures its text's statistics: spelling, common words, where spaces go.", "sampling",
+     "Sample from a pretrained character RNN", {"temp": 0.5}),
+    ("The recurrent weights sit between vanishing and exploding gradients.", "gradient_flow",
+     "Turn the weight scale past 1", {"scale": 1.2}),
+)
+
+
+def claims() -> None:
+    st.subheader("Three claims, yours to poke at")
+    for n, (claim, lab_key, text, query) in enumerate(CLAIMS, 1):
+        st.markdown(f"{n}. {claim}")
+        deeper(lab_key, text, **query)
+
+
+def bptt_in_detail() -> None:
+    st.subheader("Backpropagation through time, in detail")
+    st.markdown("The loss at step t depends on the state at every earlier step through the same W_hh. Leaving out "
+                "the tanh slopes, the gradient reaching a state k steps back has been multiplied by W_hhᵀ k times: "
+                "a sum of terms with growing powers of W_hhᵀ.")
+    st.latex(r"\frac{\partial L}{\partial h_t} = \sum_{j \ge t} (W_{hh}^\top)^{\,j-t}\, "
+             r"\frac{\partial \ell_j}{\partial h_j}")
+    st.caption("Column convention, linear case.")
+    scale = url_state.select_slider("Weight scale (× a random W_hh)", "scale", 1.0, gradient_flow.SCALES)
+    with learner_errors():
+        a = gradflow.analyse(n=32, scale=scale, T=24)
+    show(gradient_flow.norms_figure(a), f"Spectral radius ρ = {a.rho:.2f}. The term from 24 steps back has norm "
+         f"{a.linear[-1]:.3g} (the newest is 1); through tanh it is {a.tanh[-1]:.3g}.", "after.norms")
+    st.markdown(
+        "- **Full** backpropagation runs the sum all the way back: exact, but slow and numerically fragile.\n"
+        "- **Regular truncation** stops after a fixed number of steps (the windows of `num_steps` the labs use): "
+        "cheap, and biased towards short-range dependencies.\n"
+        "- **Randomized truncation** stops after a random number of steps and reweights the terms so the "
+        "gradient is right on average; in practice it does no better than regular truncation.\n\n"
+        "Clipping rescales the whole gradient when its norm exceeds θ: it tames explosions but cannot bring back "
+        "a vanished gradient. Gates (GRU, LSTM) give the gradient a path that is not multiplied by W_hh at every "
+        "step.")
+
+
+def concise_version(raw: str | None) -> None:
+    st.subheader("The concise version")
+    st.markdown("A recurrence written as a Python loop, one matrix product per step, and PyTorch's `nn.RNN` "
+                "compute the same thing. Both, on the passage run, timed on this server:")
+    left, right = st.columns(2)
+    left.code("for t in range(steps):\n    H = torch.tanh(XW[:, t] + H @ W_hh + b_h)\n    outputs.append(H)",
+              language="python")
+    right.code("rnn = nn.RNN(len(vocab), hidden, batch_first=True)\noutputs, H = rnn(X, H)", language="python")
+    if raw is None:
+        texts.missing_corpus_message()
+        return
+    if st.button("Time both (about a second)", key="chapter.time_cells"):
+        with st.spinner("Training four epochs with each ..."):
+            st.session_state["chapter.timings"] = passage.time_cells(raw)
+    timings = st.session_state.get("chapter.timings")
+    if timings:
+        st.dataframe(pd.DataFrame([{"cell": t.label, "seconds per epoch": round(t.seconds_per_epoch, 3),
+                                    "perplexity after 4 epochs": round(t.perplexity, 2)} for t in timings]),
+                     hide_index=True)
+        st.caption("Seconds per epoch include a validation pass and a sample. The perplexities differ a little "
+                   "because the two draw their random starting weights in a different order.")
+
+
+def three_things() -> None:
+    st.subheader("Three things to remember")
+    st.markdown(
+        "1. A recurrent network keeps a **state** of fixed size and updates it with the same weights at every "
+        "step, so it can read any length of past without growing.\n"
+        "2. It is trained with the truth fed in (**teacher forcing**) but generates from its own guesses, so "
+        "its errors compound over the horizon, exactly like Act 1's forecasts.\n"
+        "3. Its gradient is a product of as many factors as there are steps: it **vanishes or explodes** unless "
+        "the recurrent weights stay near the edge, which is why clipping, truncation and gates exist.")
+
+
+def after_the_acts() -> None:
+    claims()
+    bptt_in_detail()
+    concise_version(texts.time_machine_or_none())
+    three_things()
+    st.subheader("All the labs")
+    for lab in LABS:
+        col_link, col_text = st.columns([1, 3])
+        with col_link:
+            lab_link(lab, lab.title)
+        col_text.markdown(lab.blurb)
+
+
