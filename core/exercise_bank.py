@@ -13,9 +13,12 @@ from core.exercises import CHOICE, NUMBER, Exercise, Solution
 
 # --- Forecasting -------------------------------------------------------------------------------------------
 
-def _forecast(s: dict) -> forecast.Analysis:
-    x = forecast.make_series(s.get("T", 1000), s.get("sigma", 0.2), s.get("seed", 0))
-    return forecast.analyse(x, s["tau"], s.get("n_train", 600), s["k"])
+def _series(s: dict) -> np.ndarray:
+    return forecast.make_series(s.get("T", 1000), s.get("sigma", 0.2), s.get("seed", 0))
+
+
+def _forecast(s: dict, x: np.ndarray | None = None) -> forecast.Analysis:
+    return forecast.analyse(_series(s) if x is None else x, s["tau"], s.get("n_train", 600), s["k"])
 
 
 def horizon_ratio(s: dict) -> Solution:
@@ -29,7 +32,8 @@ def horizon_ratio(s: dict) -> Solution:
 
 
 def longer_window(s: dict) -> Solution:
-    short, long = _forecast({**s, "tau": s["tau"]}), _forecast({**s, "tau": s["tau_long"]})
+    x = _series(s)
+    short, long = _forecast(s, x), _forecast({**s, "tau": s["tau_long"]}, x)
     better = long.k_mse < short.k_mse
     return Solution("yes" if better else "no",
                     f"{s['k']}-step test error: {short.k_mse:.4f} with τ = {s['tau']}, {long.k_mse:.4f} with "
@@ -39,15 +43,12 @@ def longer_window(s: dict) -> Solution:
 
 
 def settles_at(s: dict) -> Solution:
-    a = _forecast(s)
+    x = _series(s)
+    a = _forecast(s, x)
     return Solution(a.settles_at, f"Fed nothing but its own guesses from t = {s.get('n_train', 600)}, the forecast "
                                   f"ends at {a.settles_at:.3f} (still moving by {a.still_moving:.4f} over its last 50 "
                                   "steps), while the data keeps swinging between about -1 and 1.",
-                    {"where it ends": a.settles_at, "test-range mean": float(np.mean(_series(s)[600:]))})
-
-
-def _series(s: dict) -> np.ndarray:
-    return forecast.make_series(s.get("T", 1000), s.get("sigma", 0.2), s.get("seed", 0))
+                    {"where it ends": a.settles_at, "test-range mean": float(np.mean(x[s.get("n_train", 600):]))})
 
 
 # --- Text to tokens ----------------------------------------------------------------------------------------

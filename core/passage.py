@@ -156,9 +156,6 @@ def load_baked(folder: str | Path = ASSETS) -> Baked:
     return Baked(meta, models)
 
 
-def final_perplexity(history: list[dict]) -> float:
-    return history[-1]["train_ppl"] if history else math.nan
-
 
 # Rebuilding it: python -m core passage ---------------------------------------------------------------------
 
@@ -166,8 +163,6 @@ def bake(raw_text: str, out: str | Path = ASSETS, seed: int = 0) -> dict:
     """Train the passage run (and, with the same seed, its first HALF_WAY epochs again: the same steps, so the
     same weights) and write the JSON and the two weight files into out. Returns the JSON written."""
     import time
-
-    import torch as _torch
 
     from core.runs import check_writable, run_metadata, weights_bytes
     from core.train import train
@@ -182,7 +177,7 @@ def bake(raw_text: str, out: str | Path = ASSETS, seed: int = 0) -> dict:
         "name": "The chapter's passage run",
         "command": f"{COMMAND} --seed {seed}",
         "training_seconds": round(seconds, 2),
-        "torch_version": _torch.__version__,
+        "torch_version": torch.__version__,
         "passage_chars": passage_length(cfg),
         "samples": samples_to_show(result.history),
         "weights_epochs": [HALF_WAY, result.history[-1]["epoch"]],

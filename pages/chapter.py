@@ -191,7 +191,8 @@ def retrain_controls(raw: str | None) -> None:
         except ValueError as exc:  # e.g. the server's training slots are all taken: say so, keep the act
             st.warning(plain(exc, 400), icon=":material/hourglass_top:")
     if raw is None:
-        st.caption("Retraining needs the corpus. " + plain(passage.COMMAND) + " rebuilt the stored run below.")
+        st.caption("Retraining needs the corpus (see below). The stored run shown here was made by "
+                   f"`{passage.COMMAND}`.")
 
 
 def run_view(baked: passage.Baked) -> None:
@@ -275,8 +276,8 @@ def teacher_forcing_section(baked: passage.Baked, raw: str | None) -> None:
     text = passage.passage(raw)
     epochs = sorted(baked.models)
     for epoch in epochs:
-        teacher_forcing_view(passage.teacher_forcing(baked.models[epoch], text), f"After {epoch} epochs")
-    after = passage.teacher_forcing(baked.models[epochs[-1]], text[-18:] + passage.continuation(raw, 200))
+        teacher_forcing_view(passage_run.teacher_forcing(epoch, text), f"After {epoch} epochs")
+    after = passage_run.teacher_forcing(epochs[-1], text[-18:] + passage.continuation(raw, 200))
     teacher_forcing_view(after, f"After {epochs[-1]} epochs, on the text after the passage")
     st.markdown("It is Act 1 again: a forecast built on its own guesses drifts. A half-trained network gets most "
                 "single characters right when it is given the truth, yet its own text leaves the passage at once. "

@@ -41,48 +41,43 @@ def _solve(ex: core_ex.Exercise, settings: dict | None = None) -> core_ex.Soluti
 
 # --- assignment links ------------------------------------------------------------------------------------
 
-def assigned(lab: str) -> core_ex.Exercise | None:
-    """The exercise this page's URL assigns (?ex=KEY), or None; a bad or stale key is a warning."""
-    key = st.query_params.get("ex")
-    if key is None:
-        return None
-    ex = BANK.get(key)
-    if ex is None or ex.lab != lab:
-        st.warning(f"The link names an exercise {plain(key, 40)} that this lab does not have (it may be from an "
-                   "older version): showing the lab and all its exercises instead.", icon=":material/warning:")
-        return None
-    return ex
-
-
-def figures_held_back(lab: str) -> bool:
-    """True while an assigned exercise waits for its first checked answer (the lab's figures stay hidden)."""
-    ex = assigned_quietly(lab)
-    return ex is not None and ex.key not in progress()
-
-
 def assigned_quietly(lab: str) -> core_ex.Exercise | None:
+    """The exercise this page's URL assigns (?ex=KEY), or None."""
     ex = BANK.get(st.query_params.get("ex", ""))
     return ex if ex is not None and ex.lab == lab else None
 
 
+def assigned(lab: str) -> core_ex.Exercise | None:
+    """The same, saying so when the URL names an exercise this lab does not have."""
+    ex = assigned_quietly(lab)
+    if ex is None and "ex" in st.query_params:
+        st.warning(f"The link names an exercise {plain(st.query_params['ex'], 40)} that this lab does not have (it "
+                   "may be from an older version): showing the lab and all its exercises instead.",
+                   icon=":material/warning:")
+    return ex
+
+
 def hold_figures(lab: str) -> None:
     """Stop the page here while an assigned exercise waits for its first answer (the figures would give it away)."""
-    if figures_held_back(lab):
+    ex = assigned_quietly(lab)
+    if ex is not None and ex.key not in progress():
         st.info("Answer the exercise above and press **Check** first: the lab's figures appear after that.",
                 icon=":material/lock:")
         st.stop()
 
 
-def link(ex: core_ex.Exercise, hide: list[str] | tuple = ()) -> str:
-    """The relative URL of an assignment: the lab, its settings, the exercise, the controls to hide."""
-    from urllib.parse import urlencode
+def assignment_query(ex: core_ex.Exercise) -> dict:
+    """The URL settings that open an exercise as an assignment: the lab set up for it, the exercise on top."""
+    return {**({"act": 4} if ex.lab == "chapter" else {}), **ex.url, "ex": ex.key}
 
-    from ui.common import LABS
-    path = "" if ex.lab == "chapter" else next(lab.key for lab in LABS if lab.key == ex.lab)
-    query = {**({"act": 4} if ex.lab == "chapter" else {}), **ex.url, "ex": ex.key}
+
+def link(ex: core_ex.Exercise, hide: list[str] | tuple = ()) -> str:
+    """The relative URL of an assignment, with the controls to hide."""
+    from urllib.parse import urlencode
+    query = assignment_query(ex)
     if hide:
         query["hide"] = ",".join(hide)
-    return f"/{path}?{urlencode(query)}"
+    return f"/{'' if ex.lab == 'chapter' else ex.lab}?{urlencode(query)}"
 
 
 # --- one exercise ----------------------------------------------------------------------------------------
@@ -113,8 +108,7 @@ def card(ex: core_ex.Exercise) -> None:
         if assigned_quietly(ex.lab) is None:
             page = "pages/chapter.py" if ex.lab == "chapter" else f"pages/{ex.lab}.py"
             lab_link(page, "Open it on its own: the lab set up for it, figures hidden until you check",
-                     {**({"act": 4} if ex.lab == "chapter" else {}), **ex.url, "ex": ex.key},
-                     icon=":material/open_in_new:")
+                     assignment_query(ex), icon=":material/open_in_new:")
         if st.button("Check", key=f"ex.{ex.key}.check", disabled=answer is None, type="primary"):
             try:
                 sol = _solve(ex)

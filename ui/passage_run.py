@@ -17,6 +17,12 @@ def baked() -> passage.Baked:
     return passage.load_baked()
 
 
+@st.cache_data(show_spinner=False, max_entries=8)
+def teacher_forcing(epoch: int, text: str) -> passage.TeacherForcing:
+    """The stored run's model after `epoch` epochs reading text both ways (once per text)."""
+    return passage.teacher_forcing(baked().models[epoch], text)
+
+
 def start(seed: int, raw_text: str) -> None:
     """Start the passage run with this seed (ValueError when the server is busy or the text too short)."""
     cfg = passage.config(seed)
@@ -38,6 +44,3 @@ def history(job: Job) -> list[dict]:
         return job.result.history
     return job.progress.history if job.progress is not None else []
 
-
-def forget() -> None:
-    st.session_state.pop(_JOB, None)
