@@ -10,7 +10,6 @@ reads its own previous guess. teacher_forcing() scores both on the same text.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, replace
 from pathlib import Path
 
