@@ -118,7 +118,7 @@ def window_figure(V: int, h: int, max_window: int = 20) -> go.Figure:
                              name="fixed-window network (the last n tokens side by side)"))
     fig.add_trace(go.Scatter(x=n, y=[rnn] * len(n), name="RNN (one token at a time, any context)",
                              mode="lines", line=dict(width=3)))
-    style(fig, "Parameters against how much of the past the model reads", "tokens of context n", "parameters",
+    style(fig, "Parameters against context length", "tokens of context n", "parameters",
           height=360, legend_below=True)
     fig.update_yaxes(rangemode="tozero")
     fig.update_layout(xaxis=dict(dtick=2))

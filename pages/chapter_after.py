@@ -44,7 +44,7 @@ def bptt_in_detail() -> None:
          f"{a.linear[-1]:.3g} (the newest is 1); through tanh it is {a.tanh[-1]:.3g}.", "after.norms")
     st.markdown(
         "- **Full** backpropagation runs the sum all the way back: exact, but slow and numerically fragile.\n"
-        "- **Regular truncation** stops after a fixed number of steps (the windows of `num_steps` the labs use): "
+        "- **Regular truncation** stops after a fixed number of steps (the time steps per window of the Training lab): "
         "cheap, and biased towards short-range dependencies.\n"
         "- **Randomized truncation** stops after a random number of steps and reweights the terms so the "
         "gradient is right on average; in practice it does no better than regular truncation.\n\n"

@@ -54,8 +54,9 @@ def forecasts_figure(s: Settings, x: np.ndarray, a: forecast.Analysis) -> go.Fig
                              line=dict(width=2.5, dash="dash", color="#222222")))
     fig.add_vrect(x0=1, x1=s.n_train, fillcolor="#4c78a8", opacity=0.06, line_width=0,
                   annotation_text="training range", annotation_position="top left")
-    return style(fig, "Data and forecasts (click the legend to show the book's k = 4, 16, 64)", "time t", "x",
-                 height=420, legend_below=True)
+    style(fig, "Data and forecasts", "time t", "x", height=420, legend_below=True)
+    fig.update_layout(legend_title_text="click to show or hide:")   # the book's k = 4, 16, 64 start hidden
+    return fig
 
 
 def horizon_figure(s: Settings, a: forecast.Analysis) -> go.Figure:

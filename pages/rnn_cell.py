@@ -107,7 +107,7 @@ def unrolled_figure(word: str, steps: int, current: int) -> go.Figure:
                                text="", showarrow=True, arrowhead=2)
             fig.add_annotation(x=s - 0.5, y=1.12, xref="x", yref="y", text="W_hh", showarrow=False,
                                font=dict(size=11, color="#444"))
-    style(fig, "Unrolled through time: the same W_xh, W_hh, W_hq at every step", None, None, height=300)
+    style(fig, "Unrolled: the same weights at every step", None, None, height=300)
     fig.update_layout(xaxis=dict(visible=False, range=[-0.6, steps - 0.4]),
                       yaxis=dict(visible=False, range=[-0.6, 2.6]), margin=dict(t=50, b=10))
     return fig

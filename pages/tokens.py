@@ -229,7 +229,7 @@ def ngram_model_figure(c) -> go.Figure:
                              mode="lines+markers", line=dict(dash="dash")))
     fig.add_trace(go.Scatter(x=[n[0], n[-1]], y=[c.model_ppl] * 2, name="pretrained RNN, held-out text",
                              mode="lines", line=dict(color="#e45756", width=3)))
-    style(fig, "A counting model against an RNN (perplexity, lower is better)", "n (tokens in each n-gram)",
+    style(fig, "n-grams against an RNN (lower is better)", "n (tokens in each n-gram)",
           "perplexity", height=380, log_y=True, legend_below=True)
     fig.update_layout(xaxis=dict(dtick=1))
     fig.update_yaxes(tickvals=[1, 2, 3, 4, 5, 7, 10, 15, 20, 30])

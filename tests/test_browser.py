@@ -149,6 +149,9 @@ OVERFLOW = """() => { const main = document.querySelector('[data-testid="stMain"
 
 OVERLAPS = """() => { const out = [];
   for (const chart of document.querySelectorAll('[data-testid="stPlotlyChart"]')) {
+    const frame = chart.getBoundingClientRect();
+    for (const t of chart.querySelectorAll('.gtitle'))
+      if (t.getBoundingClientRect().right > frame.right + 2) out.push('title cut: ' + t.textContent);
     const boxes = Array.from(chart.querySelectorAll('.xtick text, .ytick text, .g-xtitle text, .g-ytitle text, '
         + '.gtitle, .annotation-text, .legendtext')).filter(e => e.textContent.trim())
       .map(e => [e.textContent.trim(), e.getBoundingClientRect()]).filter(b => b[1].width > 0);
