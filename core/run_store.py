@@ -1,8 +1,17 @@
-"""Finished runs kept on disk, not in the server's memory: their numbers are small and stay in memory, their
-weights are read back from safetensors only when a learner asks for them (sampling, download).
+"""The run store: every training run is a folder on disk, so a run outlives its browser tab, the web process
+that started it (a restart, or another of several web processes) and the server's memory.
 
-The store is a folder (RNNLAB_RUN_STORE, default the cache folder's runs/), one sub-folder per run named by
-the run's unguessable token, holding what core.runs.save_run writes.
+The store is a folder (RNNLAB_RUNS_DIR, default the cache folder's runs/; RNNLAB_RUN_STORE is still read), one
+sub-folder per run named by the run's unguessable token (never by anything a learner typed), holding:
+- request.json: the run's settings, name and device, written when it is submitted;
+- state.json: queued | running | finished | stopped | diverged | time limit | error, and a message (replaced
+  atomically, so a reader never sees half of it);
+- progress.jsonl: one line per progress report, appended by whoever trains it (a reader skips a half-written
+  last line, so it can read while the run writes);
+- stop: present once someone asked the run to stop (any web process may ask; the trainer polls it);
+- weights.safetensors, run.json, metrics.csv: the finished run (core.runs.save_run), weights read back only
+  when a learner asks for them (sampling, download).
+Old runs are deleted by age and total size (cleanup), never a run that is still going.
 """
 from __future__ import annotations
 
@@ -11,21 +20,25 @@ import json
 import os
 import re
 import shutil
+import time
 import zipfile
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from core.config import TrainConfig
 from core.corpus import cache_dir
 from core.train import RunRecord
 
-ENV_STORE = "RNNLAB_RUN_STORE"
-FILES = ("weights.safetensors", "run.json", "metrics.csv")
+ENV_STORE = "RNNLAB_RUNS_DIR"
+ENV_STORE_OLD = "RNNLAB_RUN_STORE"
+FILES = ("weights.safetensors", "run.json", "metrics.csv")   # the saved run, as downloaded
+LIVE_FILES = ("request.json", "state.json", "progress.jsonl")  # the run while it goes (and after)
+ACTIVE = ("queued", "running")
 _KEY = re.compile(r"^[A-Za-z0-9_-]{6,64}$")
 
 
 def store_root() -> Path:
-    return Path(os.environ.get(ENV_STORE) or cache_dir() / "runs")
+    return Path(os.environ.get(ENV_STORE) or os.environ.get(ENV_STORE_OLD) or cache_dir() / "runs")
 
 
 def run_folder(key: str, root: Path | None = None) -> Path:
@@ -78,3 +91,158 @@ def delete(key: str, root: Path | None = None) -> None:
     folder = run_folder(key, root)
     if folder.is_dir():
         shutil.rmtree(folder, ignore_errors=True)
+
+
+# ---- a run while it goes: request, state, progress, stop -------------------------------------------------------
+
+def _write_atomically(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def create(key: str, config: TrainConfig, name: str, device: str, root: Path | None = None) -> Path:
+    """Start a run's folder: its request and the state "queued". ValueError when the store cannot be written."""
+    folder = run_folder(key, root)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        _write_atomically(folder / "request.json", json.dumps(
+            {"config": config.to_dict(), "name": name, "device": device, "created": time.time()}))
+        set_state(key, "queued", "", root)
+    except OSError as exc:
+        raise ValueError(f"The run store ({folder.parent}) cannot be written: {exc.strerror or exc}.") from None
+    return folder
+
+
+def set_state(key: str, status: str, message: str = "", root: Path | None = None) -> None:
+    folder = run_folder(key, root)
+    if folder.is_dir():
+        _write_atomically(folder / "state.json",
+                          json.dumps({"status": status, "message": message, "updated": time.time()}))
+
+
+class ProgressWriter:
+    """Appends a run's progress reports to its progress file: each line holds the report without its history,
+    plus the history rows that are new since the line before (so the file grows with the run, not its square)."""
+
+    def __init__(self, key: str, root: Path | None = None):
+        self.path = run_folder(key, root) / "progress.jsonl"
+        self.rows_written = 0
+
+    def write(self, progress) -> None:
+        d = asdict(progress)
+        history = d.pop("history")
+        line = json.dumps({"p": d, "rows": history[self.rows_written:]})
+        with open(self.path, "a", encoding="utf-8") as f:
+            f.write(line + "\n")
+        self.rows_written = len(history)
+
+
+def request_stop(key: str, root: Path | None = None) -> None:
+    folder = run_folder(key, root)
+    if folder.is_dir():
+        (folder / "stop").touch()
+
+
+def stop_requested(key: str, root: Path | None = None) -> bool:
+    return (run_folder(key, root) / "stop").exists()
+
+
+@dataclass
+class LiveRun:
+    """What the store says of a run, finished or not (read by any web process)."""
+
+    key: str
+    config: TrainConfig
+    name: str
+    device: str
+    created: float
+    status: str
+    message: str
+    updated: float
+    progress: dict | None = None                   # the latest report, as core.train.Progress(**d) takes it
+    samples: list = field(default_factory=list)    # (epoch, text)
+
+    @property
+    def active(self) -> bool:
+        return self.status in ACTIVE
+
+
+def _json(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def read_progress(folder: Path) -> tuple[dict | None, list]:
+    """The run's latest progress report (a dict core.train.Progress(**d) takes, with the whole history) and its
+    samples [(epoch, text)], from the progress file; a last line the trainer is still writing is skipped, so
+    this can be read while the run writes."""
+    try:
+        lines = (Path(folder) / "progress.jsonl").read_text(encoding="utf-8").split("\n")
+    except OSError:
+        return None, []
+    last, history, samples = None, [], []
+    for line in lines:
+        try:
+            entry = json.loads(line)
+            p, rows = dict(entry["p"]), list(entry["rows"])
+        except (json.JSONDecodeError, KeyError, TypeError):
+            break   # the half-written last line (or the empty string after the final newline)
+        history.extend(rows)
+        last = {**p, "history": list(history)}
+        if p.get("sample") and (not samples or samples[-1][0] != p.get("epoch")):
+            samples.append((p.get("epoch"), p["sample"]))
+    return last, samples
+
+
+def read_live(key: str, root: Path | None = None, progress: bool = True) -> LiveRun | None:
+    """The run with this key as the store has it, or None when there is no such run (or it cannot be read)."""
+    folder = run_folder(key, root)
+    try:
+        req, state = _json(folder / "request.json"), _json(folder / "state.json")
+        return LiveRun(key, TrainConfig.from_dict(req["config"]), str(req["name"]), str(req["device"]),
+                       float(req["created"]), str(state["status"]), str(state["message"]), float(state["updated"]),
+                       *(read_progress(folder) if progress else (None, [])))
+    except (OSError, KeyError, TypeError, ValueError):
+        return None
+
+
+# ---- cleanup ---------------------------------------------------------------------------------------------------
+
+def _size(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+
+def cleanup(max_age_s: float, max_total_bytes: float, root: Path | None = None, now: float | None = None,
+            stale_s: float = 6 * 3600) -> list[str]:
+    """Delete runs older than max_age_s, then the oldest until the store holds at most max_total_bytes; a run
+    still going (queued or running, its state touched within stale_s) is never deleted. Returns the deleted keys."""
+    root = root or store_root()
+    now = time.time() if now is None else now
+    runs, total = [], 0
+    for folder in (root.iterdir() if root.is_dir() else []):
+        if not folder.is_dir() or not _KEY.match(folder.name):
+            continue
+        size = _size(folder)
+        total += size   # runs that go count towards the total too, though they are never deleted
+        try:
+            state = _json(folder / "state.json")
+            going = state.get("status") in ACTIVE and now - float(state.get("updated", 0)) < stale_s
+        except (OSError, ValueError, TypeError, AttributeError):
+            going = False
+        if not going:
+            runs.append((folder.stat().st_mtime, folder.name, folder, size))
+    runs.sort()
+    deleted = []
+    for mtime, _, folder, size in runs:
+        if now - mtime > max_age_s or total > max_total_bytes:
+            total -= size
+            shutil.rmtree(folder, ignore_errors=True)
+            deleted.append(folder.name)
+    return deleted
+
+
+def cleanup_from_env(root: Path | None = None) -> list[str]:
+    """cleanup() with the limits in RNNLAB_RUNS_MAX_AGE_DAYS (default 7) and RNNLAB_RUNS_MAX_MB (default 2000)."""
+    days = float(os.environ.get("RNNLAB_RUNS_MAX_AGE_DAYS", "7"))
+    mb = float(os.environ.get("RNNLAB_RUNS_MAX_MB", "2000"))
+    return cleanup(days * 86400, mb * 1e6, root)

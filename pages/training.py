@@ -1,7 +1,7 @@
 """Lab 6, Training: train RNN language models live (CPU or GPU), with progress, stop, compare and export.
 
-The form is drawn from core.config.SETTINGS (one declaration per setting); runs execute in ui.jobs' worker
-threads and this page reads their progress from a fragment.
+The form is drawn from core.config.SETTINGS (one declaration per setting); runs execute outside the web server
+(ui.jobs: worker processes, or Ray tasks) and this page reads their progress from a fragment.
 """
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from dataclasses import replace
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
-import torch
 
 from core import runs, train as core_train
 from core.config import DATA, FORM_GROUPS, FORM_SETTINGS, PRESETS, SETTINGS, Preset, config_overrides, parse_overrides
@@ -101,7 +100,7 @@ def settings_form_rows(preset: Preset, busy: bool) -> tuple[str, bool]:
     prefix = form_key(preset)
     source_key = f"tr.source.{preset.name}"
     off = {}
-    if not torch.cuda.is_available():   # nothing to choose: say so rather than offer a GPU that is not there
+    if job_manager().gpus == 0:   # nothing to choose: say so rather than offer a GPU that is not there
         st.session_state[f"{prefix}.device"] = "auto"
         off["device"] = "This server has no GPU: runs train on the CPU."
     # Not an st.form: a choice that changes what applies (tokens, split) greys or frees the others at once.
@@ -165,9 +164,9 @@ def adopt_run_from_url() -> None:
     if not token or any(j.token == token for j in job_manager().for_session(session_id())):
         return
     if job_manager().adopt(token, session_id()) is None:
-        st.warning("The run in this address is no longer on this server: a finished run is kept while someone "
-                   "watches it and for a while after, and a server restart forgets runs. Train it again below "
-                   "(its settings are in the form).", icon=":material/warning:")
+        st.warning("The run in this address is not in this server's run store: old runs are deleted after a "
+                   "while (by age and total size). Train it again below (its settings are in the form).",
+                   icon=":material/warning:")
 
 
 def run_metrics(p: core_train.Progress) -> None:
@@ -182,10 +181,22 @@ def run_metrics(p: core_train.Progress) -> None:
 
 
 def queued_notice(job) -> None:
-    ahead = job_manager().position(job) - 1
-    st.info(f"Queued on the {job.device.upper()}: the server is training other learners' runs"
-            + (f", and {ahead} run{'s wait' if ahead != 1 else ' waits'} before yours" if ahead > 0 else "")
-            + ". It starts by itself; you can leave this page and come back.", icon=":material/hourglass_top:")
+    position = job_manager().position(job)
+    if position == 0:   # queued in another web process (opened from the run store): it starts there
+        st.info(f"Queued on the {job.device.upper()} by another of this site's servers; it starts by itself.",
+                icon=":material/hourglass_top:")
+        return
+    ahead, eta = position - 1, job_manager().eta(job)
+    st.info(f"Queued on the {job.device.upper()}, number {position} in line: the server is training other "
+            "learners' runs" + (f", and {ahead} run{'s wait' if ahead != 1 else ' waits'} before yours" if ahead
+                                else "")
+            + (f". It should start in about {minutes(eta)}" if eta is not None else "")
+            + ". It starts by itself; you can leave this page and come back to its address.",
+            icon=":material/hourglass_top:")
+
+
+def minutes(seconds: float) -> str:
+    return f"{max(1, round(seconds / 60))} min" if seconds >= 90 else f"{max(5, round(seconds / 5) * 5)} s"
 
 
 def run_status(job) -> None:

@@ -219,3 +219,30 @@ def test_a_removed_upload_is_no_longer_used(page: Page, app_url, tmp_path):
     expect(page.get_by_text("Upload a .txt file on the left").first).to_be_visible(timeout=30_000)
     expect(page.get_by_role("heading", name=re.compile("One passage of my_notes"))).to_have_count(0)
     no_exception(page)
+
+
+def test_two_learners_train_at_once_and_both_finish(browser, app_url, corpus_file):
+    """Two browser contexts (two learners) press Train together on a server that trains one CPU run at a time:
+    the first trains, the second sees its place in the queue, closes its tab and comes back to its run's
+    address; both runs finish."""
+    first, second = [browser.new_context(viewport={"width": 1280, "height": 900}).new_page() for _ in range(2)]
+    first.goto(app_url + "/training?preset=tiny&epochs=40")
+    second.goto(app_url + "/training?preset=tiny&epochs=2")
+    for tab in (first, second):
+        expect(tab.get_by_role("button", name="Train", exact=True)).to_be_enabled(timeout=30_000)
+    first.get_by_role("button", name="Train", exact=True).click()
+    expect(first.get_by_text("tiny #1: running")).to_be_visible(timeout=60_000)
+    second.get_by_role("button", name="Train", exact=True).click()
+    expect(second.get_by_text("tiny #1: queued")).to_be_visible(timeout=30_000)
+    expect(second.get_by_text(re.compile("Queued on the CPU, number 1 in line"))).to_be_visible()
+    expect(first.get_by_text("tiny #1: running")).to_be_visible()      # the first learner's page goes on
+    address = second.url
+    assert "run=" in address
+    second.context.close()                                # the second learner closes the tab ...
+    back = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+    back.goto(address)                                     # ... and comes back to the run's address
+    for tab in (first, back):
+        expect(tab.get_by_text("tiny #1: finished")).to_be_visible(timeout=180_000)
+        no_exception(tab)
+    back.context.close()
+    first.context.close()

@@ -1,5 +1,8 @@
 """AppTest for the RNN cell, Sampling and Training pages."""
+import time
 from dataclasses import replace
+
+import pytest
 
 from apptest_util import has_subheader, metric, page, rerun_until, sampling_with_session_model, shown
 from core.config import PRESETS
@@ -102,7 +105,29 @@ def test_training_run_comes_back_in_a_reloaded_tab(corpus_file):
     assert rerun_until(again, has_subheader("finished"), seconds=90)
     assert any(s.value.startswith(name + ":") for s in again.subheader)
     gone = page("training", preset="tiny", run="no-such-run", timeout=60).run()
-    assert any("no longer on this server" in w.value for w in gone.warning)
+    assert any("not in this server's run store" in w.value for w in gone.warning)
+
+
+def test_a_run_opens_from_the_store_after_a_server_restart(corpus_file):
+    """The server forgot the run (a restart): its address still opens it, from the run store, with its
+    numbers, samples and downloads."""
+    from core.config import PRESETS
+    from ui.session import job_manager
+    manager = job_manager()
+    job = manager.submit(replace(PRESETS["tiny"].config, epochs=2), corpus_file.read_text(), "a closed tab")
+    job.thread.join(120)
+    assert job.status == "finished"
+    with manager.lock:
+        manager.jobs.clear()                              # what a restart leaves in memory: nothing
+    try:
+        at = page("training", preset="tiny", run=job.token, timeout=120).run()
+        assert not at.exception and not at.warning
+        assert any(h.value.startswith(f"{job.name}: finished") for h in at.subheader)
+        assert float(metric(at, "Validation perplexity")) == pytest.approx(job.result.final["val_ppl"], abs=0.01)
+        assert any(b.label == "Download run (.zip: weights, JSON, CSV)" for b in at.get("download_button"))
+    finally:
+        for j in list(manager.jobs.values()):
+            manager.forget(j.id)
 
 
 def test_sampling_page_with_a_session_bpe_model():
@@ -214,10 +239,13 @@ def test_a_learner_behind_another_run_is_queued_and_told_so(corpus_file):
         manager.forget(job.id)
     other = manager.submit(replace(PRESETS["tiny"].config, epochs=200), corpus_file.read_text(), "another learner")
     try:
+        while other.progress is None or other.progress.epoch < 1:   # its own estimate of the time left
+            time.sleep(0.05)
         at = page("training", preset="tiny", timeout=120).run()
         at.button[0].click().run()   # Train: the CPU slot is taken by the other learner
         assert not at.exception and not at.error
-        assert any("Queued on the CPU" in i.value and "starts by itself" in i.value for i in at.info)
+        assert any("Queued on the CPU, number 1 in line" in i.value and "starts by itself" in i.value
+                   and "It should start in about" in i.value for i in at.info)
         at.button(key=next(b.key for b in at.button if b.key and b.key.startswith("cancel_"))).click().run()
         assert not manager.queue and not at.exception
         assert any("cancelled before it started" in shown(s) for s in [*at.success, *at.info, *at.warning])

@@ -37,7 +37,7 @@ def test_a_finished_run_is_on_disk_not_in_memory(mode):
     assert job.status == "finished" and isinstance(job.result, run_store.StoredRun)
     assert live_models() == before                       # the registry holds numbers, not a model
     folder = job.result.folder
-    assert sorted(p.name for p in folder.iterdir()) == sorted(run_store.FILES)
+    assert sorted(p.name for p in folder.iterdir()) == sorted(run_store.FILES + run_store.LIVE_FILES)
     lm = job.result.lm                                   # read back when a learner asks for it
     assert isinstance(lm.net, RNNLM) and job.result.final["epoch"] == 2
     del lm

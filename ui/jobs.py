@@ -1,6 +1,7 @@
 """Training runs, shared by the whole server process: each trains in its own process (core.worker; the default,
-RNNLAB_TRAIN_IN=process) or in a thread of the server (RNNLAB_TRAIN_IN=thread), and a finished run goes to the
-run store on disk (core.run_store): the server keeps its numbers, not its weights.
+RNNLAB_TRAIN_IN=process), in a thread of the server (RNNLAB_TRAIN_IN=thread) or as a Ray task (RNNLAB_RAY_ADDRESS
+set; ui.launchers), and every run is a folder in the run store on disk (core.run_store): the server keeps a
+finished run's numbers, not its weights, and any web process can find a run there by its token.
 
 A relay thread per run only moves the run's reports into its Job; it never calls st.*. Pages read the Job
 from a fragment that refreshes about once a second while the run goes. A process-wide limit bounds concurrent runs
@@ -8,35 +9,33 @@ from a fragment that refreshes about once a second while the run goes. A process
 queue (RNNLAB_MAX_QUEUE per device) and start by themselves.
 
 A run outlives its browser tab: reloading the page, or opening the run's address (?run=TOKEN) in a new tab,
-adopts it into the new session, live or finished. A run nobody has watched for RNNLAB_ABANDON_AFTER_S seconds
-(default 900) is stopped, keeping everything it learnt, and a finished run nobody has watched for that long is
-forgotten (its weights freed).
+adopts it into the new session, live or finished, also from another web process or after a restart (from the
+store). A run nobody has watched for RNNLAB_ABANDON_AFTER_S seconds (default 900) is stopped, keeping everything
+it learnt, and a finished run nobody has watched for that long leaves the server's memory (its folder stays,
+until the store's cleanup by age and size).
 """
 from __future__ import annotations
 
+import heapq
 import itertools
-import json
+import math
 import os
 import secrets
 import subprocess
-import sys
 import threading
 import time
 import traceback
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable
 
 import torch
 
 from core import run_store
-from core.device import resolve_device
 from core.config import TrainConfig
-from core.dataset import prepare_data
-from core.train import Progress, TrainResult, train
+from core.train import Progress, TrainResult
+from ui import launchers
 
-MODES = ("process", "thread")
-_PROJECT = str(Path(__file__).resolve().parents[1])   # where `python -m core.worker` is found
+MODES = tuple(launchers.LAUNCHERS)
 
 _ids = itertools.count(1)
 
@@ -58,6 +57,7 @@ class Job:
     unwatched_since: float | None = None   # when its session was first seen gone (None: watched)
     thread: threading.Thread | None = None
     process: "subprocess.Popen | None" = None   # its training process (RNNLAB_TRAIN_IN=process)
+    ray_ref: object = None                      # its Ray task (RNNLAB_RAY_ADDRESS)
 
     text: str | None = None                 # the training text, held only while the run waits in the queue
 
@@ -79,12 +79,14 @@ class JobManager:
     def __init__(self, max_cpu: int | None = None, max_gpu: int | None = None,
                  session_alive: Callable[[str], bool] | None = None, abandon_after: float | None = None,
                  mode: str | None = None):
-        self.mode = mode or os.environ.get("RNNLAB_TRAIN_IN", "process")
+        self.mode = mode or os.environ.get("RNNLAB_TRAIN_IN") or ("ray" if launchers.ray_address() else "process")
         if self.mode not in MODES:
             raise ValueError(f"RNNLAB_TRAIN_IN must be one of {', '.join(MODES)}, got {self.mode!r}.")
+        # the GPUs runs can train on: this machine's, or the Ray cluster's
+        self.gpus = launchers.ray_gpus() if self.mode == "ray" else \
+            (torch.cuda.device_count() if torch.cuda.is_available() else 0)
         self.max_cpu = max_cpu if max_cpu is not None else int(os.environ.get("RNNLAB_MAX_CPU_RUNS", "1"))
-        gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
-        self.max_gpu = max_gpu if max_gpu is not None else int(os.environ.get("RNNLAB_MAX_GPU_RUNS", str(gpus)))
+        self.max_gpu = max_gpu if max_gpu is not None else int(os.environ.get("RNNLAB_MAX_GPU_RUNS", str(self.gpus)))
         self.session_alive = session_alive or (lambda sid: True)
         self.abandon_after = float(os.environ.get("RNNLAB_ABANDON_AFTER_S", "900")) if abandon_after is None \
             else abandon_after
@@ -92,6 +94,17 @@ class JobManager:
         self.jobs: dict[int, Job] = {}
         self.queue: list[Job] = []   # runs waiting for a free slot, first come first served
         self.lock = threading.Lock()
+        try:
+            run_store.cleanup_from_env()   # old runs go by age and total size (limits in the README)
+        except (OSError, ValueError):
+            pass
+
+    def device_kind(self, config: TrainConfig) -> str:
+        """cpu or cuda: where this run will train (on this machine, or on the Ray cluster)."""
+        if config.device == "cuda" and self.gpus == 0:
+            raise ValueError("device 'cuda' was asked for, but this server has no GPU to train on: choose "
+                             "'cpu' or 'auto'.")
+        return "cuda" if config.device == "cuda" or (config.device == "auto" and self.gpus > 0) else "cpu"
 
     def running(self, kind: str) -> int:
         return sum(1 for j in list(self.jobs.values()) if j.training and j.device == kind)
@@ -103,7 +116,7 @@ class JobManager:
         """Start a run, or queue it when its device's slots are all taken by other learners' runs (it then
         starts by itself, first come first served). ValueError when the learner's own run is still going on
         that device, or when the queue is full."""
-        kind = resolve_device(config.device).type
+        kind = self.device_kind(config)
         with self.lock:
             if any(j.active and j.device == kind and j.session_id == session_id for j in self.jobs.values()):
                 raise ValueError(f"Your own run on the {kind.upper()} is still going: stop it (or let it finish), "
@@ -113,6 +126,7 @@ class JobManager:
                 raise ValueError(f"This server trains nothing on the {kind.upper()} (its limit is 0).")
             job_id = next(_ids)
             job = Job(job_id, name or f"run {job_id}", session_id, config, kind)
+            run_store.create(job.token, config, job.name, kind)
             if self.running(kind) >= limit:
                 waiting = sum(j.device == kind for j in self.queue)
                 if waiting >= self.max_queue:
@@ -127,9 +141,32 @@ class JobManager:
         return job
 
     def _launch(self, job: Job, text: str) -> None:
-        work = self._work_in_process if self.mode == "process" else self._work
-        job.thread = threading.Thread(target=work, args=(job, text), name=f"rnnlab-train-{job.id}", daemon=True)
+        job.thread = threading.Thread(target=self._work, args=(job, text), name=f"rnnlab-train-{job.id}",
+                                      daemon=True)
         job.thread.start()
+
+    def _work(self, job: Job, text: str) -> None:
+        """Train the run with this manager's launcher, relaying its reports into the Job until it ends."""
+        try:
+            launchers.LAUNCHERS[self.mode](job, text, lambda kind, payload: self._relay(job, kind, payload))
+        except Exception as exc:  # a bug must not kill the server: report it on the page
+            job.status, job.message = "error", f"training failed: {exc}"
+            traceback.print_exc()
+        finally:
+            self.unwatched_for(job)
+            self._start_next(job.device)
+
+    def _relay(self, job: Job, kind: str, payload) -> None:
+        if kind == "progress":
+            self._on_progress(job, Progress(**payload))
+        elif kind == "samples":
+            job.samples = [tuple(s) for s in payload]
+        elif kind == "done":
+            self._finished(job, run_store.StoredRun.read(run_store.run_folder(job.token)))
+        elif kind == "ended":
+            job.status, job.message = payload
+        else:
+            job.status, job.message = "error", str(payload)
 
     def position(self, job: Job) -> int:
         """1 for the next run to start on its device, 2 for the one after it, ...; 0 when not waiting."""
@@ -150,6 +187,7 @@ class JobManager:
                 text, nxt.text = nxt.text, None
                 if self.unwatched_for(nxt) > self.abandon_after:
                     nxt.status, nxt.message = "stopped", "cancelled before it started: no one was watching"
+                    run_store.set_state(nxt.token, nxt.status, nxt.message)
                     continue
                 nxt.status = "starting"
             self._launch(nxt, text)
@@ -181,74 +219,14 @@ class JobManager:
         job.message = job.message or result.message
         job.status = result.status
 
-    def _work_in_process(self, job: Job, text: str) -> None:
-        """Run the training in `python -m core.worker` and relay its reports into the Job until it ends."""
-        root = str(run_store.store_root())
-        try:
-            proc = subprocess.Popen([sys.executable, "-m", "core.worker"], cwd=_PROJECT, text=True,
-                                    encoding="utf-8", stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-            job.process = proc
-            proc.stdin.write(json.dumps({"config": job.config.to_dict(), "text": text, "key": job.token,
-                                         "root": root}) + "\n")
-            proc.stdin.flush()
-            if job.stop_event.is_set():
-                self._request_stop(job)
-            ended = False
-            for line in proc.stdout:
-                kind, payload = json.loads(line)
-                if kind == "progress":
-                    self._on_progress(job, Progress(**payload))
-                elif kind == "done":
-                    self._finished(job, run_store.StoredRun.read(run_store.run_folder(job.token, Path(root))))
-                    ended = True
-                    break
-                else:
-                    job.status, job.message, ended = "error", str(payload), True
-                    break
-            if not ended:
-                raise RuntimeError(f"the training process ended without a word (exit code {proc.wait()})")
-        except Exception as exc:  # a bug must not kill the server: report it on the page
-            job.status, job.message = "error", f"training failed: {exc}"
-            traceback.print_exc()
-        finally:
-            if job.process is not None:
-                try:
-                    job.process.stdin.close()
-                    job.process.wait(timeout=30)
-                except (OSError, subprocess.TimeoutExpired):
-                    job.process.kill()
-            self.unwatched_for(job)
-            self._start_next(job.device)
-
     def _request_stop(self, job: Job) -> None:
-        """Ask the run to stop, in this process and in its training process."""
+        """Ask the run to stop: in this process, in its training process, and in the store (any trainer)."""
         job.stop_event.set()
-        proc = job.process
-        if proc is not None and proc.poll() is None:
-            try:
-                proc.stdin.write("stop\n")
-                proc.stdin.flush()
-            except (OSError, ValueError):
-                pass  # the process has ended or is ending
-
-    def _work(self, job: Job, text: str) -> None:
+        launchers.stop_process(job)
         try:
-            data = prepare_data(job.config, text)
-            result = train(job.config, data=data, on_progress=lambda p: self._on_progress(job, p),
-                           stop_event=job.stop_event)
-            try:
-                result = run_store.save(result, job.token)   # the weights leave the server's memory
-            except ValueError:
-                pass  # a store that cannot be written: keep the run in memory rather than lose it
-            self._finished(job, result)
-        except ValueError as exc:
-            job.status, job.message = "error", str(exc)
-        except Exception as exc:  # a bug must not kill the server: report it on the page
-            job.status, job.message = "error", f"training failed: {exc!r}"
-            traceback.print_exc()
-        finally:
-            self.unwatched_for(job)
-            self._start_next(job.device)
+            run_store.request_stop(job.token)
+        except (OSError, ValueError):
+            pass
 
     def stop(self, job_id: int) -> None:
         """Stop a run (keeping what it learnt), or take a waiting one out of the queue."""
@@ -259,6 +237,7 @@ class JobManager:
             if job in self.queue:
                 self.queue.remove(job)
                 job.status, job.message, job.text = "stopped", "cancelled before it started", None
+                run_store.set_state(job.token, job.status, job.message)
                 return
         self._request_stop(job)
 
@@ -269,23 +248,75 @@ class JobManager:
             return [j for j in self.jobs.values() if j.session_id == session_id]
 
     def adopt(self, token: str, session_id: str) -> Job | None:
-        """Hand the run with this token to session_id (a reloaded or new tab); None if there is no such run."""
+        """Hand the run with this token to session_id (a reloaded or new tab), from this server's memory or else
+        from the run store (a run of another web process, or from before a restart); None if there is none."""
         with self.lock:
             for job in self.jobs.values():
                 if secrets.compare_digest(job.token, str(token)):
                     job.session_id, job.unwatched_since = session_id, None
                     return job
-        return None
+        try:
+            live = run_store.read_live(str(token))
+        except ValueError:   # not a run key at all
+            return None
+        return None if live is None else self._from_store(live, session_id)
+
+    def _from_store(self, live: run_store.LiveRun, session_id: str) -> Job:
+        if live.status == "queued" and time.time() - live.updated > self.abandon_after:
+            # queues live in a web process's memory: this one's server has stopped since
+            live.status, live.message = "stopped", "it waited in the queue of a server that has since stopped"
+            run_store.set_state(live.key, live.status, live.message)
+        job = Job(next(_ids), live.name, session_id, live.config, live.device, status=live.status,
+                  message=live.message, token=live.key, samples=list(live.samples),
+                  progress=Progress(**live.progress) if live.progress else None)
+        if live.active:   # trained elsewhere (another web process, a Ray task): follow it in the store
+            job.thread = threading.Thread(target=self._follow, args=(job,), daemon=True)
+        else:
+            try:
+                job.result = run_store.StoredRun.read(run_store.run_folder(live.key))
+            except ValueError:
+                job.status = "error" if live.status != "error" else live.status
+                job.message = live.message or "the run ended before anything was saved; its curve is kept"
+        with self.lock:
+            self.jobs[job.id] = job
+        if job.thread is not None:
+            job.thread.start()
+        return job
+
+    def _follow(self, job: Job) -> None:
+        try:
+            launchers.follow_store(job, lambda kind, payload: self._relay(job, kind, payload))
+        except Exception as exc:  # a bug must not kill the server: report it on the page
+            job.status, job.message = "error", f"following the run failed: {exc}"
+
+    def eta(self, job: Job) -> float | None:
+        """About how many seconds until a queued run starts, from the runs training now (their own estimates)
+        and, for each run waiting before it, a run as long as those; None when there is nothing to go on."""
+        with self.lock:
+            going = [j.progress for j in self.jobs.values() if j.training and j.device == job.device and j.progress]
+        left = [p.eta for p in going if math.isfinite(p.eta)]
+        if not left or self.position(job) == 0:
+            return None
+        each = sorted(p.elapsed + p.eta for p in going if math.isfinite(p.eta))[len(left) // 2]
+        frees = sorted(left) + [0.0] * max(0, self._limit(job.device) - len(left))
+        heapq.heapify(frees)
+        for _ in range(self.position(job) - 1):
+            heapq.heappush(frees, heapq.heappop(frees) + each)
+        return heapq.heappop(frees)
 
     def forget_abandoned(self) -> None:
-        """Forget finished runs that nobody has watched for abandon_after seconds (their weights are freed)."""
+        """Drop from memory the finished runs nobody has watched for abandon_after seconds (their folders stay
+        in the store: the run's address still opens them)."""
         with self.lock:
             done = [j for j in self.jobs.values() if not j.active]
         for job in done:
             if self.unwatched_for(job) > self.abandon_after:
-                self.forget(job.id)
+                with self.lock:
+                    self.jobs.pop(job.id, None)
+                job.result = None
 
     def forget(self, job_id: int) -> None:
+        """Forget a run for good: stopped if it goes, out of memory and out of the store."""
         with self.lock:
             job = self.jobs.pop(job_id, None)
             if job in self.queue:

@@ -1,0 +1,172 @@
+"""A whole class at once (issue 16): the run store (written while read, found again after a restart or from
+another web process, cleaned by age and size), the queue's estimate, a crashed worker, and the Ray backend on a
+local Ray instance."""
+import json
+import os
+import signal
+import time
+
+import pytest
+
+from core import run_store, worker
+from core.config import TrainConfig
+from core.train import Progress
+from test_run_store import wait_until_training
+from test_training import SMALL, TEXT
+from ui import launchers
+from ui.jobs import JobManager
+
+
+def progress(epoch: int, rows: list) -> Progress:
+    return Progress(epoch, 5, 10 * epoch, 50, 9.0 - epoch, 9.5 - epoch, 3.0, 1000.0, float(epoch), 5.0 - epoch,
+                    "cpu", sample=f"sample {epoch}", history=rows)
+
+
+def test_the_store_is_read_while_it_is_written(tmp_path):
+    run_store.create("run-abc", TrainConfig(**SMALL), "run 1", "cpu", tmp_path)
+    live = run_store.read_live("run-abc", tmp_path)
+    assert live.status == "queued" and live.progress is None and live.name == "run 1"
+    writer = run_store.ProgressWriter("run-abc", tmp_path)
+    rows = []
+    for epoch in range(3):
+        rows.append({"epoch": epoch, "val_ppl": 9.5 - epoch})
+        writer.write(progress(epoch, list(rows)))
+    with open(tmp_path / "run-abc" / "progress.jsonl", "a") as f:
+        f.write('{"p": {"epoch": 3, "ep')                # the trainer is half-way through a line
+    live = run_store.read_live("run-abc", tmp_path)
+    assert live.progress["epoch"] == 2 and live.progress["history"] == rows     # whole history, rebuilt
+    assert live.samples == [(0, "sample 0"), (1, "sample 1"), (2, "sample 2")]
+    assert Progress(**live.progress).val_ppl == 7.5
+    lines = (tmp_path / "run-abc" / "progress.jsonl").read_text().splitlines()
+    assert [len(json.loads(x)["rows"]) for x in lines[:3]] == [1, 1, 1]       # each line only its new rows
+    run_store.request_stop("run-abc", tmp_path)
+    assert run_store.stop_requested("run-abc", tmp_path)
+    assert run_store.read_live("nothere", tmp_path) is None
+
+
+def test_cleanup_goes_by_age_then_size_and_spares_runs_that_go(tmp_path):
+    now = time.time()
+    for i, (status, age_days, size) in enumerate([("finished", 10, 10), ("finished", 3, 30_000),
+                                                  ("stopped", 2, 30_000), ("finished", 1, 30_000),
+                                                  ("running", 9, 30_000)]):
+        key = f"run-{i:03d}"
+        folder = run_store.create(key, TrainConfig(**SMALL), key, "cpu", tmp_path)
+        run_store.set_state(key, status, "", tmp_path)
+        (folder / "weights.safetensors").write_bytes(b"x" * size)
+        if status == "running":   # still going: its state was touched a moment ago
+            continue
+        os.utime(folder, (now - age_days * 86400,) * 2)
+    deleted = run_store.cleanup(max_age_s=7 * 86400, max_total_bytes=100_000, root=tmp_path, now=now)
+    # run-000 is too old; then the oldest finished go until the rest fit; the running one stays though older
+    assert deleted == ["run-000", "run-001"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run-002", "run-003", "run-004"]
+
+
+def test_the_queue_says_about_when_a_run_starts():
+    manager = JobManager(max_cpu=1, max_gpu=0, mode="thread")
+    first = wait_until_training(manager.submit(TrainConfig(**{**SMALL, "epochs": 400}), TEXT, "s1"))
+    second = manager.submit(TrainConfig(**SMALL), TEXT, "s2")
+    third = manager.submit(TrainConfig(**SMALL), TEXT, "s3")
+    try:
+        while first.progress.epoch < 1:
+            time.sleep(0.05)
+        p = first.progress
+        assert manager.position(second) == 1 and manager.position(third) == 2
+        assert manager.eta(second) == pytest.approx(p.eta)                       # when the first ends
+        assert manager.eta(third) == pytest.approx(p.eta + p.elapsed + p.eta)    # and one more run like it
+        assert manager.eta(first) is None
+    finally:
+        for job in (third, second, first):
+            manager.stop(job.id)
+        first.thread.join(30)
+
+
+def test_a_run_is_found_again_after_a_restart():
+    """A finished run and a run whose server went away, opened by their addresses from a new server."""
+    old = JobManager(max_cpu=1, max_gpu=0, mode="process")
+    done = old.submit(TrainConfig(**SMALL), TEXT, "s1")
+    done.thread.join(120)
+    going = wait_until_training(old.submit(TrainConfig(**{**SMALL, "epochs": 500}), TEXT, "s1"))
+    going.process.stdin.close()                           # the server stops: its worker saves and ends
+    going.thread.join(60)
+    new = JobManager(max_cpu=1, max_gpu=0, mode="process")  # a restarted server knows no run in memory
+    again = new.adopt(done.token, "s9")
+    assert again.status == "finished" and again.result.final == done.result.final
+    assert again.samples == done.samples and again.progress.history == done.result.history
+    assert new.adopt(going.token, "s9").status == "stopped"
+    assert new.adopt("../../etc", "s9") is None and new.adopt("nosuchrun", "s9") is None
+
+
+def test_a_run_training_in_another_web_process_is_followed_from_the_store():
+    """Two web processes share the store: the second opens the first's live run and sees it finish."""
+    first = JobManager(max_cpu=1, max_gpu=0, mode="process")
+    job = wait_until_training(first.submit(TrainConfig(**{**SMALL, "epochs": 6}), TEXT, "s1"))
+    second = JobManager(max_cpu=1, max_gpu=0, mode="process")
+    seen = second.adopt(job.token, "s2")
+    assert seen is not job and seen.active and seen.thread is not None
+    seen.thread.join(120)
+    assert seen.status == "finished" and seen.result.final["epoch"] == 6
+    assert seen.progress.history == seen.result.history and seen.samples
+
+
+def test_a_crashed_worker_marks_the_run_failed_and_keeps_its_curve():
+    manager = JobManager(max_cpu=1, max_gpu=0, mode="process")
+    job = wait_until_training(manager.submit(TrainConfig(**{**SMALL, "epochs": 500}), TEXT, "s1"))
+    while job.progress.epoch < 2:
+        time.sleep(0.05)
+    os.kill(job.process.pid, signal.SIGKILL)
+    job.thread.join(30)
+    assert job.status == "error" and "exit code -9" in job.message and "curve so far is kept" in job.message
+    live = run_store.read_live(job.token)
+    assert live.status == "error" and live.progress["epoch"] >= 2 and len(live.progress["history"]) >= 3
+
+
+def test_a_stop_file_stops_a_run_that_has_no_pipe(tmp_path):
+    """How another web process (or the Ray backend) stops a run: the stop file in its folder."""
+    run_store.create("run-stopme", TrainConfig(**{**SMALL, "epochs": 500}), "r", "cpu", tmp_path)
+    request = {"config": TrainConfig(**{**SMALL, "epochs": 500}).to_dict(), "text": TEXT, "key": "run-stopme",
+               "root": str(tmp_path)}
+    import threading
+    out = {}
+    t = threading.Thread(target=lambda: out.update(worker.train_into_store(request)))
+    t.start()
+    deadline = time.time() + 60
+    while run_store.read_live("run-stopme", tmp_path).progress is None and time.time() < deadline:
+        time.sleep(0.1)
+    run_store.request_stop("run-stopme", tmp_path)
+    t.join(30)
+    assert out["status"] == "stopped" and run_store.read_live("run-stopme", tmp_path).status == "stopped"
+    assert (tmp_path / "run-stopme" / "weights.safetensors").exists()
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    ray = pytest.importorskip("ray", reason="Ray is optional: pip install -r requirements-ray.txt")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+             runtime_env={"py_modules": [str(launchers.PROJECT / "core")]})
+    yield ray
+    ray.shutdown()
+
+
+def test_the_ray_backend_trains_a_run_end_to_end(local_ray, tmp_path, monkeypatch):
+    monkeypatch.setenv("RNNLAB_RUNS_DIR", str(tmp_path))
+    manager = JobManager(max_cpu=2, max_gpu=0, mode="ray")
+    assert manager.gpus == 0
+    job = manager.submit(TrainConfig(**{**SMALL, "epochs": 3}), TEXT, "s1")
+    job.thread.join(180)
+    assert job.status == "finished", job.message
+    assert job.result.final["epoch"] == 3 and job.progress.history == job.result.history and job.samples
+    assert job.ray_ref is not None and (tmp_path / job.token / "weights.safetensors").exists()
+    assert job.result.lm.net is not None                  # the weights load back from the store
+
+
+def test_the_ray_backend_stops_a_run_and_keeps_what_it_learnt(local_ray, tmp_path, monkeypatch):
+    monkeypatch.setenv("RNNLAB_RUNS_DIR", str(tmp_path))
+    manager = JobManager(max_cpu=2, max_gpu=0, mode="ray")
+    job = manager.submit(TrainConfig(**{**SMALL, "epochs": 500}), TEXT, "s1")
+    deadline = time.time() + 120
+    while (job.progress is None or job.progress.epoch < 1) and time.time() < deadline:
+        time.sleep(0.2)
+    manager.stop(job.id)
+    job.thread.join(60)
+    assert job.status == "stopped" and job.result.history[-1]["epoch"] >= 1
