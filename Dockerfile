@@ -9,6 +9,9 @@ ARG PIP_INDEX_URL
 ARG PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cpu
 ARG PIP_FIND_LINKS
 ARG PIP_TRUSTED_HOST
+# --build-arg WITH_RAY=1 adds Ray (requirements-ray.txt): for a Ray head or worker node, or an app that sends
+# its runs to a Ray cluster (deploy/compose.ray.yaml).
+ARG WITH_RAY
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
@@ -16,11 +19,12 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     RNNLAB_CACHE_DIR=/home/rnnlab/.cache/rnnlab
 
-RUN useradd --create-home --uid 10001 rnnlab
+# /runs: where deploy/compose.yaml mounts the run store its app processes share (owned by the app's user).
+RUN useradd --create-home --uid 10001 rnnlab && mkdir /runs && chown rnnlab:rnnlab /runs
 WORKDIR /app
 
-COPY requirements.txt .
-RUN pip install -r requirements.txt
+COPY requirements.txt requirements-ray.txt ./
+RUN pip install -r requirements.txt && if [ -n "$WITH_RAY" ]; then pip install -r requirements-ray.txt; fi
 
 COPY --chown=rnnlab:rnnlab . .
 USER rnnlab

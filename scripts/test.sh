@@ -12,7 +12,8 @@ if ! command -v chromium >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
 fi
 
-"$PY" -m pip install -q --disable-pip-version-check -r requirements-test.txt
+# requirements-ray.txt is optional for the app, but CI runs the Ray backend's tests on a local Ray instance.
+"$PY" -m pip install -q --disable-pip-version-check -r requirements-test.txt -r requirements-ray.txt
 
 # The Time Machine corpus: tests use a local copy when one is there (never the network).
 if [ -z "${RNNLAB_CORPUS:-}" ] && [ -f ../shared/data/timemachine.txt ]; then
