@@ -10,7 +10,7 @@ import streamlit as st
 from core import forecast
 from ui import exercises, url_state
 from ui.common import cite, controls_beside_view, header, learner_errors, show_source
-from ui.plots import show, style
+from ui.plots import hline, show, style, x_band
 
 
 @dataclass(frozen=True)
@@ -52,8 +52,7 @@ def forecasts_figure(s: Settings, x: np.ndarray, a: forecast.Analysis) -> go.Fig
                                  visible=True if kk in (1, s.k) else "legendonly"))
     fig.add_trace(go.Scatter(x=t, y=a.from_end, name="from the end of training (own guesses only)",
                              line=dict(width=2.5, dash="dash", color="#222222")))
-    fig.add_vrect(x0=1, x1=s.n_train, fillcolor="#4c78a8", opacity=0.06, line_width=0,
-                  annotation_text="training range", annotation_position="top left")
+    x_band(fig, 1, s.n_train, "training range")
     style(fig, "Data and forecasts", "time t", "x", height=420, legend_below=True)
     fig.update_layout(legend_title_text="click to show or hide:")   # the book's k = 4, 16, 64 start hidden
     return fig
@@ -66,8 +65,7 @@ def horizon_figure(s: Settings, a: forecast.Analysis) -> go.Figure:
     if s.k <= len(a.horizon):
         fig.add_trace(go.Scatter(x=[s.k], y=[a.horizon[s.k - 1]], mode="markers", name=f"k = {s.k}",
                                  marker=dict(size=12, color="#e45756")))
-    fig.add_hline(y=a.test_variance, line_dash="dash", annotation_text="variance of the test data (a constant guess)",
-                  annotation_position="bottom left")
+    hline(fig, a.test_variance, "variance of the test data (a constant guess)")
     return style(fig, "Test MSE against the horizon k", "k", "MSE", log_y=True)
 
 

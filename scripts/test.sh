@@ -4,12 +4,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/python.sh   # PY: this Python, or a .venv when the system Python refuses pip
 
-# Debian's chromium for the real-browser tests (Playwright drives it; no browser download).
-if ! command -v chromium >/dev/null 2>&1; then
-  echo "test.sh: installing Debian's chromium ..."
+# Debian's chromium for the real-browser tests (Playwright drives it; no browser download), and HAProxy for the
+# test of several app processes behind deploy/haproxy.cfg.
+missing=""
+command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
+command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || missing="$missing haproxy"
+if [ -n "$missing" ]; then
+  echo "test.sh: installing Debian's$missing ..."
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
 fi
 
 # requirements-ray.txt is optional for the app, but CI runs the Ray backend's tests on a local Ray instance.

@@ -1,6 +1,7 @@
 """Small helpers every lab page shares (Streamlit side only; no maths here)."""
 from __future__ import annotations
 
+import functools
 import inspect
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -107,7 +108,13 @@ def show_source(*objects, title: str = "The code behind this figure") -> None:
     """An expander with the real source of the core functions the page calls."""
     with st.expander(title):
         for obj in objects:
-            st.code(inspect.getsource(obj), language="python")
+            st.code(_source(obj), language="python")
+
+
+@functools.lru_cache(maxsize=256)
+def _source(obj) -> str:
+    """inspect.getsource reads and parses the file: once per function per server, not on every rerun."""
+    return inspect.getsource(obj)
 
 
 @contextmanager

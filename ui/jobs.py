@@ -94,8 +94,17 @@ class JobManager:
         self.jobs: dict[int, Job] = {}
         self.queue: list[Job] = []   # runs waiting for a free slot, first come first served
         self.lock = threading.Lock()
+        self.cleaned_at = 0.0
+        self.clean_store()
+
+    def clean_store(self, every_s: float = 3600.0) -> None:
+        """Old runs leave the store by age and total size (limits in the README): when the server starts, then
+        at most once an hour, when a run is submitted."""
+        if time.time() - self.cleaned_at < every_s:
+            return
+        self.cleaned_at = time.time()
         try:
-            run_store.cleanup_from_env()   # old runs go by age and total size (limits in the README)
+            run_store.cleanup_from_env()
         except (OSError, ValueError):
             pass
 
@@ -117,6 +126,7 @@ class JobManager:
         starts by itself, first come first served). ValueError when the learner's own run is still going on
         that device, or when the queue is full."""
         kind = self.device_kind(config)
+        self.clean_store()
         with self.lock:
             if any(j.active and j.device == kind and j.session_id == session_id for j in self.jobs.values()):
                 raise ValueError(f"Your own run on the {kind.upper()} is still going: stop it (or let it finish), "

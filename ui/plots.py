@@ -87,6 +87,25 @@ def style(fig: go.Figure, title: str | None, x_title: str | None, y_title: str |
     return fig
 
 
+def hline(fig: go.Figure, y: float, text: str, dash: str = "dash", color: str | None = None) -> go.Figure:
+    """A labelled horizontal line across the plot (what fig.add_hline draws, at a third of its cost: this runs
+    on every rerun of every learner)."""
+    fig.add_shape(type="line", xref="x domain", x0=0, x1=1, yref="y", y0=y, y1=y,
+                  line=dict(dash=dash, **({"color": color} if color else {})))
+    fig.add_annotation(text=text, showarrow=False, xref="x domain", x=0, xanchor="left", yref="y", y=y,
+                       yanchor="top")
+    return fig
+
+
+def x_band(fig: go.Figure, x0: float, x1: float, text: str, color: str = "#4c78a8") -> go.Figure:
+    """A lightly shaded range of x labelled at its top left (fig.add_vrect's drawing, at a third of its cost)."""
+    fig.add_shape(type="rect", xref="x", x0=x0, x1=x1, yref="y domain", y0=0, y1=1, fillcolor=color,
+                  opacity=0.06, line=dict(width=0))
+    fig.add_annotation(text=text, showarrow=False, xref="x", x=x0, xanchor="left", yref="y domain", y=1,
+                       yanchor="top")
+    return fig
+
+
 def _cells(values) -> list:
     if values is None:
         return []

@@ -89,8 +89,10 @@ def _done(name: str, key: str) -> Any:
     if value is None:  # a control the learner cleared (e.g. a deselected segmented control)
         return None
     _kept()[key] = value
-    st.session_state["_rnnlab_written"][key] = _fmt(value)
-    st.query_params[name] = _fmt(value)
+    text = _fmt(value)
+    st.session_state["_rnnlab_written"][key] = text
+    if st.query_params.get(name) != text:   # each write sends the browser a message: only on a change
+        st.query_params[name] = text
     return value
 
 

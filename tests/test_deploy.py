@@ -1,0 +1,97 @@
+"""Several web processes behind HAProxy (deploy/haproxy.cfg), sharing one run store: a learner's tab stays on
+one process (sticky cookie, websocket included), and a run started on one process opens on the other."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from conftest import ROOT, _free_port, corpus_path
+
+pytestmark = pytest.mark.browser
+
+
+def _healthy(url: str, seconds: float = 60) -> bool:
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        try:
+            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
+                if r.read() == b"ok":
+                    return True
+        except OSError:
+            time.sleep(0.3)
+    return False
+
+
+@pytest.fixture(scope="module")
+def class_site(tmp_path_factory):
+    """Two `streamlit run app.py` processes with one shared run store, behind HAProxy; yields the proxy's URL."""
+    haproxy = shutil.which("haproxy") or shutil.which("haproxy", path="/usr/sbin:/usr/local/sbin")
+    if haproxy is None:
+        pytest.fail("HAProxy is not installed: scripts/test.sh installs it (apt-get install haproxy).")
+    tmp = tmp_path_factory.mktemp("class-site")
+    procs, ports = [], []
+    for i in (1, 2):
+        port = _free_port()
+        env = dict(os.environ, RNNLAB_CACHE_DIR=str(tmp / f"cache{i}"), RNNLAB_RUNS_DIR=str(tmp / "runs"),
+                   RNNLAB_MAX_CPU_RUNS="1")
+        if corpus_path() is not None:
+            env["RNNLAB_CORPUS"] = str(corpus_path())
+        procs.append(subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port", str(port),
+             "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false"],
+            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        ports.append(port)
+    front = _free_port()
+    env = dict(os.environ, LISTEN=f"127.0.0.1:{front}", APP1=f"127.0.0.1:{ports[0]}", APP2=f"127.0.0.1:{ports[1]}")
+    procs.append(subprocess.Popen([haproxy, "-db", "-f", str(ROOT / "deploy" / "haproxy.cfg")], env=env,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    try:
+        for port in ports:
+            assert _healthy(f"http://127.0.0.1:{port}"), "an app process did not become healthy"
+        url = f"http://127.0.0.1:{front}"
+        assert _healthy(url), "HAProxy did not answer"
+        time.sleep(2.5)   # its first health checks mark both processes up
+        yield url
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
+def server_of(context) -> str:
+    return next(c["value"] for c in context.cookies() if c["name"] == "RNNLAB_SERVER")
+
+
+def test_a_run_started_on_one_process_opens_on_the_other(browser, class_site, corpus_file):
+    first = browser.new_context(viewport={"width": 1280, "height": 900})
+    tab = first.new_page()
+    tab.goto(class_site + "/training?preset=tiny&epochs=2")
+    tab.get_by_role("button", name="Train", exact=True).click()
+    expect(tab.get_by_text("tiny #1: finished")).to_be_visible(timeout=120_000)
+    here = server_of(first)
+    assert here in ("app1", "app2")
+    address = tab.url
+    assert "run=" in address
+
+    other = "app2" if here == "app1" else "app1"
+    second = browser.new_context(viewport={"width": 1280, "height": 900})
+    second.add_cookies([{"name": "RNNLAB_SERVER", "value": other, "url": class_site}])   # the other process
+    tab2 = second.new_page()
+    tab2.goto(address)
+    expect(tab2.get_by_text("tiny #1: finished")).to_be_visible(timeout=60_000)
+    expect(tab2.locator("[data-testid='stMetric']", has_text="Validation perplexity")).to_be_visible()
+    assert server_of(second) == other                    # it really was served by the other process
+    assert tab.get_by_text(re.compile(r"Validation perplexity")).first.is_visible()
+    first.close()
+    second.close()
