@@ -144,9 +144,12 @@ def measure(label: str, n_servers: int, extra: list[str], env: dict, args) -> di
         asyncio.run(a_round(servers, len(servers), args, training=False))   # warm-up: imports, caches
         print(f"\n{label}: {n_servers} server process(es)")
         print(" training  learners | rerun median    max | open median    max | errors | server MB")
-        for training in ([False] if args.no_training else [False, True]):
-            for k in args.learners:
-                r = asyncio.run(a_round(servers, k, args, training))
+        for k in args.learners:
+            for training in ([False] if args.no_training else [False, True]) * args.repeats:
+                r = asyncio.run(a_round(servers, k, args, training))   # repeats alternate, and pool
+                if (training, k) in results:
+                    old = results[training, k]
+                    r = Round(old.opens + r.opens, old.reruns + r.reruns, old.errors + r.errors, r.rss_mb)
                 results[training, k] = r
                 print(f" {'yes' if training else 'no':>8}  {k:8d} | {ms(median_rerun(r))} ms "
                       f"{ms(max(r.reruns, default=float('nan')))} | {ms(statistics.median(r.opens))} ms "
@@ -173,6 +176,8 @@ def main() -> None:
     ap.add_argument("--learners", default="1,5,10,20")
     ap.add_argument("--moves", type=int, default=8, help="slider moves per learner")
     ap.add_argument("--servers", default="1", help="server process counts to measure, e.g. 1,2")
+    ap.add_argument("--repeats", type=int, default=1,
+                    help="rounds per learner count, alternating without and with training (pooled)")
     ap.add_argument("--no-training", action="store_true", help="skip the rounds with a training run going")
     ap.add_argument("--compare-defaults", action="store_true",
                     help="also measure one server with Streamlit's own defaults for what .streamlit/config.toml "

@@ -133,7 +133,8 @@ def model_caption(lm, name: str) -> None:
 
 
 def generated_text(lm, s: Settings) -> sampling.Sample:
-    out = sampling.sample(lm, s.prefix, s.length, s.temperature, s.top_k, s.top_p, s.seed)
+    args = (s.prefix, s.length, s.temperature, s.top_k, s.top_p, s.seed)
+    out = pretrained_sample(*args) if lm is model_choice.pretrained() else sampling.sample(lm, *args)
     if out.unknown:
         st.warning(f"The model does not know {plain(', '.join(map(repr, out.unknown)))}: dropped from the prefix.",
                    icon=":material/warning:")
@@ -152,22 +153,41 @@ def generated_text(lm, s: Settings) -> sampling.Sample:
     return out
 
 
-def hidden_state_section(lm, out: sampling.Sample) -> None:
-    st.subheader("Inside the model: the hidden state")
-    shown = (out.prefix + out.text)[:160]
+def hidden_view(lm, shown: str) -> tuple[go.Figure, str] | None:
+    """The hidden-state heatmap of the text shown and its summary (None for an empty text)."""
     H = sampling.hidden_states(lm, shown)
     if not len(H):
-        return
+        return None
     cleaned_shown, _ = lm.prepare_prefix(shown)
     labels = [lm.vocab.token_text(int(i)) for i in lm.vocab.encode(cleaned_shown)]
     units = sampling.most_variable_units(H, 24)
     saturated = float(np.mean(np.abs(H[:, units]) > 0.9))
-    show(hidden_state_figure(H, units, labels),
-         f"Rows: the 24 units (of the top layer's {H.shape[1]}) whose activation varies most along these "
-         f"{len(labels)} characters; columns: the characters read; colour: the activation, -1 (red) to 1 (blue); "
-         f"{100 * saturated:.0f}% of the cells shown are beyond ±0.9. Look for units that flip at spaces or stay on "
-         "inside words: a first glimpse of what the state remembers. Most active units (largest mean |h|): "
-         + ", ".join(f"{u} ({v:.2f})" for u, v in sampling.most_active_units(H, 5)) + ".", "hidden-state")
+    return hidden_state_figure(H, units, labels), (
+        f"Rows: the 24 units (of the top layer's {H.shape[1]}) whose activation varies most along these "
+        f"{len(labels)} characters; columns: the characters read; colour: the activation, -1 (red) to 1 (blue); "
+        f"{100 * saturated:.0f}% of the cells shown are beyond ±0.9. Look for units that flip at spaces or stay on "
+        "inside words: a first glimpse of what the state remembers. Most active units (largest mean |h|): "
+        + ", ".join(f"{u} ({v:.2f})" for u, v in sampling.most_active_units(H, 5)) + ".")
+
+
+# The pretrained model is shared by every learner, and a fixed seed gives one draw: a class moving the same
+# sliders shares these results (the figure is never changed after it is made, so sessions can share it).
+@st.cache_data(show_spinner=False, max_entries=256)
+def pretrained_sample(prefix: str, length: int, temperature: float, top_k, top_p, seed: int) -> sampling.Sample:
+    return sampling.sample(model_choice.pretrained(), prefix, length, temperature, top_k, top_p, seed)
+
+
+@st.cache_resource(show_spinner=False, max_entries=128)
+def pretrained_hidden_view(shown: str) -> tuple[go.Figure, str] | None:
+    return hidden_view(model_choice.pretrained(), shown)
+
+
+def hidden_state_section(lm, out: sampling.Sample) -> None:
+    st.subheader("Inside the model: the hidden state")
+    shown = (out.prefix + out.text)[:160]
+    view = pretrained_hidden_view(shown) if lm is model_choice.pretrained() else hidden_view(lm, shown)
+    if view is not None:
+        show(*view, "hidden-state")
 
 
 def score_section(lm) -> None:

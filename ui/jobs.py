@@ -134,14 +134,15 @@ class JobManager:
             limit = self._limit(kind)
             if limit < 1:
                 raise ValueError(f"This server trains nothing on the {kind.upper()} (its limit is 0).")
+            must_wait = self.running(kind) >= limit
+            waiting = sum(j.device == kind for j in self.queue)
+            if must_wait and waiting >= self.max_queue:
+                raise ValueError(f"The server is training {limit} model(s) on the {kind.upper()} and "
+                                 f"{waiting} more are waiting, its most: try again in a few minutes.")
             job_id = next(_ids)
             job = Job(job_id, name or f"run {job_id}", session_id, config, kind)
-            run_store.create(job.token, config, job.name, kind)
-            if self.running(kind) >= limit:
-                waiting = sum(j.device == kind for j in self.queue)
-                if waiting >= self.max_queue:
-                    raise ValueError(f"The server is training {limit} model(s) on the {kind.upper()} and "
-                                     f"{waiting} more are waiting, its most: try again in a few minutes.")
+            run_store.create(job.token, config, job.name, kind)   # its folder: found again from any process
+            if must_wait:
                 job.status, job.text = "queued", text
                 self.jobs[job_id] = job
                 self.queue.append(job)
