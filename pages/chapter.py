@@ -19,7 +19,7 @@ from pages.chapter_after import after_the_acts
 from pages import tokens as tokens_page
 from ui import exercises, passage_run, texts, url_state
 from ui.common import BOOK, BOOK_URL, cite, deeper, learner_errors, plain
-from ui.plots import show, style
+from ui.plots import hline, show, style
 
 ACTS = {1: "Predicting the next step", 2: "Language into numbers", 3: "A network with memory",
         4: "Training through time", 5: "After the acts"}
@@ -161,8 +161,7 @@ def passage_figure(history: list[dict], vocab_size: int, title: str) -> go.Figur
                                  mode="lines+markers", marker=dict(size=4), line=dict(width=3)))
         fig.add_trace(go.Scatter(x=h["epoch"], y=h["val_ppl"], name="the text after it (held out)",
                                  mode="lines", line=dict(dash="dash")))
-    fig.add_hline(y=vocab_size, line_dash="dot", line_color="gray",
-                  annotation_text=f"a uniform guess: {vocab_size}", annotation_position="top left")
+    hline(fig, vocab_size, f"a uniform guess: {vocab_size}", dash="dot", color="gray", log_y=True, above=True)
     style(fig, title, "epoch", "perplexity", height=360, log_y=True, legend_below=True)
     fig.update_yaxes(range=[-0.02, math.log10(200)])
     return fig

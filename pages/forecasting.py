@@ -65,7 +65,7 @@ def horizon_figure(s: Settings, a: forecast.Analysis) -> go.Figure:
     if s.k <= len(a.horizon):
         fig.add_trace(go.Scatter(x=[s.k], y=[a.horizon[s.k - 1]], mode="markers", name=f"k = {s.k}",
                                  marker=dict(size=12, color="#e45756")))
-    hline(fig, a.test_variance, "variance of the test data (a constant guess)")
+    hline(fig, a.test_variance, "variance of the test data (a constant guess)", log_y=True)
     return style(fig, "Test MSE against the horizon k", "k", "MSE", log_y=True)
 
 

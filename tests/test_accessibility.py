@@ -103,3 +103,17 @@ def test_the_sampled_characters_probabilities_are_readable_without_hovering():
     table = next(df.value for df in at.dataframe if "probability (T = 1)" in df.value.columns)
     assert len(table) == 300 and table["probability (T = 1)"].between(0, 1).all()
     assert (table["surprisal (bits)"] >= 0).all()
+
+
+def test_a_line_label_sits_by_its_line_on_a_log_axis():
+    """Plotly places an annotation on a log axis by log10 of its y, a shape by y itself: the helper converts,
+    so the horizon chart's variance label is next to its dashed line (not far above the plot)."""
+    import math
+
+    from core import forecast
+    from pages.forecasting import Settings, horizon_figure
+    a = forecast.analyse(forecast.make_series(1000, 0.2, 0), 4, 600, 16)
+    fig = horizon_figure(Settings(1000, 600, 4, 16, 0.2, 0), a)
+    (line,), (label,) = fig.layout.shapes, fig.layout.annotations
+    assert fig.layout.yaxis.type == "log" and line.y0 == a.test_variance
+    assert label.y == math.log10(a.test_variance) and label.yanchor == "top"

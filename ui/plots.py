@@ -87,13 +87,15 @@ def style(fig: go.Figure, title: str | None, x_title: str | None, y_title: str |
     return fig
 
 
-def hline(fig: go.Figure, y: float, text: str, dash: str = "dash", color: str | None = None) -> go.Figure:
-    """A labelled horizontal line across the plot (what fig.add_hline draws, at a third of its cost: this runs
-    on every rerun of every learner)."""
+def hline(fig: go.Figure, y: float, text: str, dash: str = "dash", color: str | None = None,
+          log_y: bool = False, above: bool = False) -> go.Figure:
+    """A horizontal line across the plot, labelled at the left just under it (or above it) (what fig.add_hline
+    draws, at a third of its cost: this runs on every rerun of every learner). On a log y axis (log_y) Plotly
+    places a label by the logarithm of its y, a line by y itself."""
     fig.add_shape(type="line", xref="x domain", x0=0, x1=1, yref="y", y0=y, y1=y,
                   line=dict(dash=dash, **({"color": color} if color else {})))
-    fig.add_annotation(text=text, showarrow=False, xref="x domain", x=0, xanchor="left", yref="y", y=y,
-                       yanchor="top")
+    fig.add_annotation(text=text, showarrow=False, xref="x domain", x=0, xanchor="left", yref="y",
+                       y=float(np.log10(y)) if log_y else y, yanchor="bottom" if above else "top")
     return fig
 
 
