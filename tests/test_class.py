@@ -170,3 +170,42 @@ def test_the_ray_backend_stops_a_run_and_keeps_what_it_learnt(local_ray, tmp_pat
     manager.stop(job.id)
     job.thread.join(60)
     assert job.status == "stopped" and job.result.history[-1]["epoch"] >= 1
+
+
+def test_a_cuda_run_asks_ray_for_a_gpu(monkeypatch, tmp_path):
+    """No GPU here: a stand-in for Ray records what the launcher asks for. A cluster with GPUs makes an `auto`
+    run a CUDA run, and its task asks for one GPU (a CPU run for none)."""
+    monkeypatch.setenv("RNNLAB_RUNS_DIR", str(tmp_path))
+    asked = []
+
+    class FakeRay:
+        def cluster_resources(self):
+            return {"CPU": 8.0, "GPU": 2.0}
+
+        def remote(self, fn):
+            class Task:
+                def options(self, **kw):
+                    asked.append(kw)
+                    return self
+
+                def remote(self, request):
+                    run_store.set_state(request["key"], "error", "not really trained")
+                    return "ref"
+            return Task()
+
+        def wait(self, refs, timeout=0):
+            return refs, []
+
+        def get(self, ref):
+            return None
+
+    monkeypatch.setattr(launchers, "ray_module", lambda: FakeRay())
+    manager = JobManager(mode="ray")
+    assert manager.gpus == 2 and manager.max_gpu == 2
+    gpu = manager.submit(TrainConfig(**{**SMALL, "device": "auto"}), TEXT, "s1")
+    cpu = manager.submit(TrainConfig(**{**SMALL, "device": "cpu"}), TEXT, "s2")
+    gpu.thread.join(10)
+    cpu.thread.join(10)
+    assert gpu.device == "cuda" and cpu.device == "cpu"
+    assert sorted(kw["num_gpus"] for kw in asked) == [0, 1] and all(kw["num_cpus"] == 1 for kw in asked)
+    assert gpu.status == "error" and gpu.message == "not really trained"
