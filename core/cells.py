@@ -17,10 +17,6 @@ from core.fused import FusedRNN
 from core import interrupt
 
 
-def _poll_in_backward(grad):
-    interrupt.poll()
-
-
 class ScratchRNN(nn.Module):
     """The tanh recurrence written out, one time step per loop iteration: H_t = tanh(X_t W_xh + H_{t-1} W_hh + b_h)."""
 
@@ -46,7 +42,7 @@ class ScratchRNN(nn.Module):
             if t % 8 == 0 and interrupt.active():
                 interrupt.poll()
                 if H.requires_grad:
-                    H.register_hook(_poll_in_backward)
+                    H.register_hook(interrupt.poll_hook)
             H = torch.tanh(XW[:, t] + H @ self.W_hh + self.b_h)
             outputs.append(H)
         return torch.stack(outputs, dim=1), H

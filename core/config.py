@@ -122,7 +122,7 @@ PRESETS: dict[str, Preset] = {p.name: p for p in (
                                             lr=5e-3, lr_decay="cosine", clip=5.0, epochs=30, batch_size=32,
                                             num_steps=64)),
     Preset("passage", "Passage", "The chapter's Act 4: the book's algorithm (tanh cell, one-hot input, BPTT, "
-           "clipping, minibatch SGD) memorising one passage, the first 431 cleaned characters of the corpus. "
+           "clipping, minibatch SGD) memorising one passage, the first 432 cleaned characters of the corpus. "
            "Perplexity falls from the vocabulary size to about 1.1 in a few seconds; the 200 windows after the "
            "passage are held out, and their perplexity rises: it learns the passage, not English.",
            TrainConfig(init="book", num_train=400, num_val=200, num_steps=32, hidden_size=128, lr=2.0,

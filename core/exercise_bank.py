@@ -23,7 +23,7 @@ def _forecast(s: dict, x: np.ndarray | None = None) -> forecast.Analysis:
 
 def horizon_ratio(s: dict) -> Solution:
     a = _forecast(s)
-    ratio = a.k_mse / a.test_mse
+    ratio = a.k_ratio
     answer = "about the same" if ratio < 1.5 else "2 to 5 times larger" if ratio <= 5 else "more than 5 times larger"
     return Solution(answer, f"With τ = {s['tau']} the one-step test error is {a.test_mse:.4f} and the {s['k']}-step "
                             f"error {a.k_mse:.4f}: {ratio:.2f} times larger. Each of the {s['k']} steps builds on "

@@ -176,6 +176,11 @@ class Analysis:
     from_end: np.ndarray           # forecasts of the test range from the training range alone (forecast_from_end)
 
     @property
+    def k_ratio(self) -> float:
+        """How many times the k-step test error is the one-step test error (NaN when that is 0)."""
+        return self.k_mse / self.test_mse if self.test_mse > 0 else math.nan
+
+    @property
     def settles_at(self) -> float:
         """Where the forecast from the end of the training range ends (its last value)."""
         return float(self.from_end[-1])

@@ -106,12 +106,6 @@ def growth_factor(norms: np.ndarray) -> float:
     return float((norms[-1] / norms[0]) ** (1.0 / (len(norms) - 1)))
 
 
-def clip(norm: float, theta: float) -> float:
-    """The norm after clipping at theta: min(norm, theta) (the direction is unchanged)."""
-    theta = check_real("clipping threshold", theta, 0.0, lo_open=True)
-    return float(min(norm, theta))
-
-
 def clip_whole(norms: np.ndarray, theta: float) -> tuple[np.ndarray, float]:
     """Clipping as training does it (core.models.clip_gradients): the whole gradient, here the gradients
     with respect to every step's state stacked into one vector, of norm sqrt(sum ||g_k||^2), is rescaled once
@@ -153,6 +147,11 @@ class Analysis:
     clip_factor: float         # the one factor clipping multiplies every step by (1: no clipping)
     mean_slope: float | None   # mean tanh slope 1 - h^2 over the forward run (None without tanh)
     saturated: float | None    # share of units with |h| > 0.99
+
+    @property
+    def whole_norm(self) -> float:
+        """The norm of the whole gradient (every step's stacked), the one clipping compares with theta."""
+        return float(np.sqrt(np.sum(self.shown ** 2)))
 
     @property
     def guide(self) -> np.ndarray:

@@ -32,3 +32,8 @@ def poll() -> None:
     event = getattr(_local, "event", None)
     if event is not None and event.is_set():
         raise Interrupted("stopped during a step")
+
+
+def poll_hook(grad) -> None:
+    """A tensor hook that polls during the backward pass (register it on a state the backward goes through)."""
+    poll()

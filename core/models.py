@@ -143,10 +143,6 @@ class RNNLM(nn.Module):
 STOP_CHUNK = 8   # time steps a gated cell runs between two looks at its run's stop flag
 
 
-def _poll_hook(grad):
-    interrupt.poll()   # runs during backward, between two chunks' gradients
-
-
 def _in_chunks(rnn: nn.Module, X: torch.Tensor, state, chunk: int = STOP_CHUNK):
     """rnn over X (batch, time, input) a few time steps at a time, the state carried from chunk to chunk: the
     same result as one call, but Stop is looked at between chunks, forward and backward (core.interrupt)."""
@@ -156,7 +152,7 @@ def _in_chunks(rnn: nn.Module, X: torch.Tensor, state, chunk: int = STOP_CHUNK):
         out, state = rnn(X[:, i:i + chunk], state)
         for t in (state if isinstance(state, tuple) else (state,)):
             if t.requires_grad:
-                t.register_hook(_poll_hook)
+                t.register_hook(interrupt.poll_hook)   # polls between two chunks' gradients
         outputs.append(out)
     return torch.cat(outputs, dim=1), state
 

@@ -155,7 +155,6 @@ def load_baked(folder: str | Path = ASSETS) -> Baked:
     return Baked(meta, models)
 
 
-
 # Rebuilding it: python -m core passage ---------------------------------------------------------------------
 
 def bake(raw_text: str, out: str | Path = ASSETS, seed: int = 0) -> dict:

@@ -194,14 +194,14 @@ def read_progress(folder: Path) -> tuple[dict | None, list]:
     return last, samples
 
 
-def read_live(key: str, root: Path | None = None, progress: bool = True) -> LiveRun | None:
+def read_live(key: str, root: Path | None = None) -> LiveRun | None:
     """The run with this key as the store has it, or None when there is no such run (or it cannot be read)."""
     folder = run_folder(key, root)
     try:
         req, state = _json(folder / "request.json"), _json(folder / "state.json")
         return LiveRun(key, TrainConfig.from_dict(req["config"]), str(req["name"]), str(req["device"]),
                        float(req["created"]), str(state["status"]), str(state["message"]), float(state["updated"]),
-                       *(read_progress(folder) if progress else (None, [])))
+                       *read_progress(folder))
     except (OSError, KeyError, TypeError, ValueError):
         return None
 

@@ -40,6 +40,7 @@ class Setting:
             return True
         other, allowed = self.only_when
         return values.get(other) in allowed
+
     def check(self, value: Any) -> Any:
         """value in this setting's type and range, or ValueError naming the setting."""
         if self.choices:

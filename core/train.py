@@ -96,15 +96,14 @@ def train(config: TrainConfig, text: str | None = None, on_progress: Callable[[P
             data = prepare_data(config, load_corpus() if text is None else text)
         check_fits(config, len(data.vocab), device)
         net = build_model(config, len(data.vocab), device)
-        run = Run(config, data, net, device, on_progress, report_every)
-        run.stop_event = stop_event
+        run = Run(config, data, net, device, on_progress, report_every, stop_event)
         start_ce = run.starting_cross_entropy()
         run.record(0, start_ce)
         run.report(0, start_ce)
         order = torch.Generator().manual_seed(config.seed)   # the order of the minibatches
         stop = None
         for epoch in range(1, config.epochs + 1):
-            stop = run.epoch(epoch, order, stop_event)
+            stop = run.epoch(epoch, order)
             if stop is not None:
                 break
         return run.finish(stop, keep_best)
@@ -211,7 +210,8 @@ class Run:
     """One run in progress: the model and its optimizer, the history so far, the best and last good weights."""
 
     def __init__(self, config: TrainConfig, data: Data, net: RNNLM, device: torch.device,
-                 on_progress: Callable[[Progress], None] | None, report_every: float):
+                 on_progress: Callable[[Progress], None] | None, report_every: float,
+                 stop_event: threading.Event | None = None):
         self.config, self.data, self.net, self.device = config, data, net, device
         self.params = [p for p in net.parameters() if p.requires_grad]
         self.total_steps = steps_per_epoch(data, config) * config.epochs
@@ -225,16 +225,15 @@ class Run:
         self.best = (math.inf, 0, snapshot(net))
         self.step = self.tokens_seen = 0
         self.val_seconds = 0.0
-        self.stop_event: threading.Event | None = None   # polled inside long steps (core.interrupt)
+        self.stop_event = stop_event   # checked between steps, and polled inside long ones (core.interrupt)
         self.started = self.last_report = time.perf_counter()
         net.train()
 
-    def epoch(self, epoch: int, order: torch.Generator, stop_event: threading.Event | None) -> Stop | None:
+    def epoch(self, epoch: int, order: torch.Generator) -> Stop | None:
         """One pass over the training data; a Stop when the run must end early."""
         ce_sum, ce_count, state, stop = 0.0, 0, None, None
-        self.stop_event = stop_event
         for x, y, fresh in batches(self.data, self.config, order):
-            stop = should_stop(self.config, stop_event, self.started, self.step)
+            stop = should_stop(self.config, self.stop_event, self.started, self.step)
             if stop is not None:
                 break
             x, y = x.to(self.device, non_blocking=True), y.to(self.device, non_blocking=True)

@@ -16,6 +16,7 @@ import streamlit as st
 from core import forecast, passage, tokens
 from pages import forecasting, rnn_cell
 from pages.chapter_after import after_the_acts
+from pages.training import queued_notice
 from pages import tokens as tokens_page
 from ui import exercises, passage_run, texts, url_state
 from ui.common import BOOK, BOOK_URL, cite, deeper, learner_errors, plain
@@ -212,8 +213,7 @@ def live_run(vocab_size: int) -> None:
         return
     rows = passage_run.history(job)
     if job.status == "queued":
-        st.info("Your run waits for the server to finish other learners' runs; it starts by itself.",
-                icon=":material/hourglass_top:")
+        queued_notice(job)   # its place in the queue and about when it starts, as in the Training lab
     elif job.status == "error":
         st.error(plain(job.message, 600), icon=":material/error:")
     elif rows:

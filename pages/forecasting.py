@@ -74,17 +74,16 @@ def metrics(s: Settings, a: forecast.Analysis) -> None:
     m1.metric("One-step MSE, training range", f"{a.train_mse:.4f}")
     m2.metric("One-step MSE, test range", f"{a.test_mse:.4f}")
     m3.metric(f"{s.k}-step MSE, test range", f"{a.k_mse:.4f}",
-              delta=f"{a.k_mse / a.test_mse:.1f}× one-step" if a.test_mse > 0 else None, delta_color="inverse")
+              delta=f"{a.k_ratio:.1f}× one-step" if a.test_mse > 0 else None, delta_color="inverse")
 
 
 def reading(s: Settings, x: np.ndarray, a: forecast.Analysis) -> str:
     """What the figures show, in words that follow their numbers."""
     train_noise, test_noise = forecast.noise_power(x, s.tau, s.n_train), forecast.noise_power(x, s.n_train, len(x))
-    ratio = a.k_mse / a.test_mse if a.test_mse > 0 else float("nan")
     return (
         f"**Reading it.** One step ahead, the model only has to undo a little noise, so its error stays close to "
         f"the noise itself (σ² = {s.sigma ** 2:.3f}). Asked for k steps, it must build on its own guesses: every "
-        f"guess carries an error and the next guess inherits it. At k = {s.k} the test error is {ratio:.1f} times "
+        f"guess carries an error and the next guess inherits it. At k = {s.k} the test error is {a.k_ratio:.1f} times "
         f"the one-step error; the horizon curve shows it climbing with k towards the error of guessing a constant "
         f"({a.test_variance:.3f}). The dashed black curve goes furthest: after the training range it is fed "
         "nothing but its own guesses, each a little smoother than the data it came from, and it heads for a "
@@ -105,7 +104,7 @@ def horizon_summary(a: forecast.Analysis) -> str:
 
 def summary(s: Settings, a: forecast.Analysis) -> str:
     """The figures in one line of numbers (under the figure, and for screen readers)."""
-    ratio = f", {a.k_mse / a.test_mse:.1f} times as large" if a.test_mse > 0 else ""
+    ratio = f", {a.k_ratio:.1f} times as large" if a.test_mse > 0 else ""
     rest = "at rest" if a.still_moving < 0.01 else f"still moving by {a.still_moving:.2f} over its last 50 steps"
     return (f"With a window of τ = {s.tau}, the one-step test error is {a.test_mse:.3f} and the {s.k}-step error "
             f"{a.k_mse:.3f}{ratio}. Fed only its own guesses from t = {s.n_train}, the forecast ends at "
@@ -137,8 +136,8 @@ def main() -> None:
             st.write({"bias": round(a.model.bias, 6),
                       **{f"w{i + 1} (x[t-{s.tau - i}])": round(float(w), 6) for i, w in enumerate(a.model.weights)}})
     show_source(forecast.make_series, forecast.fit_ar, forecast.predict_k_step, forecast.mse_by_horizon)
-
     exercises.section("forecasting")
+
 
 if __name__ == "__main__":
     main()

@@ -99,7 +99,7 @@ def eigenvalues_summary(a: gradflow.Analysis) -> str:
 
 
 def clipping_summary(a: gradflow.Analysis, theta: float) -> str:
-    whole = float(np.sqrt(np.sum(a.shown ** 2)))
+    whole = a.whole_norm
     share = gradflow.distant_share(a.shown)
     if a.clip_factor == 1.0:
         what = f"The whole gradient's norm is {whole:.3g}, not above θ = {theta:g}: clipping leaves it alone."
@@ -176,8 +176,8 @@ def main() -> None:
         st.markdown(NOTES)
     show_source(gradflow.recurrent_matrix, gradflow.linear_gradient_norms, gradflow.tanh_gradient_norms,
                 gradflow.regime)
-
     exercises.section("gradient_flow")
+
 
 if __name__ == "__main__":
     main()

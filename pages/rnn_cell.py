@@ -272,8 +272,8 @@ def main() -> None:
         check_one_gradient(run)
         one_hot_or_embedding(run)
     show_source(rnn_ref.cell, rnn_ref.forward, rnn_ref.backward, title="The code of the cell and its backward pass")
-
     exercises.section("rnn_cell")
+
 
 if __name__ == "__main__":
     main()

@@ -74,10 +74,21 @@ def surprisal_legend() -> str:
             f'model at T = 1: {legend} (bold: your prefix)</div>')
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def greedy(model_key: str, prefix: str, length: int, _lm) -> sampling.Sample:
-    """Greedy text does not depend on temperature or seed: computed once per model, prefix and length."""
-    return sampling.sample(_lm, prefix, length, 0.0)
+# A fixed seed gives one draw, so draws and hidden-state views are cached by model and settings: the pretrained
+# model's are shared by a whole class moving the same sliders (its key is the same for every session), a
+# session's own model's stay its own. The figure is never changed after it is made, so sessions can share it.
+def model_key(name: str, lm) -> str:
+    return f"{name}:{id(lm)}"  # a session's model never shares cache entries with another's
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def drawn(key: str, prefix: str, length: int, temperature: float, top_k, top_p, seed, _lm) -> sampling.Sample:
+    return sampling.sample(_lm, prefix, length, temperature, top_k, top_p, seed)
+
+
+@st.cache_resource(show_spinner=False, max_entries=128)
+def hidden_view_of(key: str, shown: str, _lm) -> tuple[go.Figure, str] | None:
+    return hidden_view(_lm, shown)
 
 
 def next_token_summary(lm, logits: np.ndarray, s: Settings) -> str:
@@ -133,8 +144,7 @@ def model_caption(lm, name: str) -> None:
 
 
 def generated_text(lm, s: Settings) -> sampling.Sample:
-    args = (s.prefix, s.length, s.temperature, s.top_k, s.top_p, s.seed)
-    out = pretrained_sample(*args) if lm is model_choice.pretrained() else sampling.sample(lm, *args)
+    out = drawn(model_key(s.model, lm), s.prefix, s.length, s.temperature, s.top_k, s.top_p, s.seed, lm)
     if out.unknown:
         st.warning(f"The model does not know {plain(', '.join(map(repr, out.unknown)))}: dropped from the prefix.",
                    icon=":material/warning:")
@@ -170,22 +180,9 @@ def hidden_view(lm, shown: str) -> tuple[go.Figure, str] | None:
         + ", ".join(f"{u} ({v:.2f})" for u, v in sampling.most_active_units(H, 5)) + ".")
 
 
-# The pretrained model is shared by every learner, and a fixed seed gives one draw: a class moving the same
-# sliders shares these results (the figure is never changed after it is made, so sessions can share it).
-@st.cache_data(show_spinner=False, max_entries=256)
-def pretrained_sample(prefix: str, length: int, temperature: float, top_k, top_p, seed: int) -> sampling.Sample:
-    return sampling.sample(model_choice.pretrained(), prefix, length, temperature, top_k, top_p, seed)
-
-
-@st.cache_resource(show_spinner=False, max_entries=128)
-def pretrained_hidden_view(shown: str) -> tuple[go.Figure, str] | None:
-    return hidden_view(model_choice.pretrained(), shown)
-
-
-def hidden_state_section(lm, out: sampling.Sample) -> None:
+def hidden_state_section(lm, s: Settings, out: sampling.Sample) -> None:
     st.subheader("Inside the model: the hidden state")
-    shown = (out.prefix + out.text)[:160]
-    view = pretrained_hidden_view(shown) if lm is model_choice.pretrained() else hidden_view(lm, shown)
+    view = hidden_view_of(model_key(s.model, lm), (out.prefix + out.text)[:160], lm)
     if view is not None:
         show(*view, "hidden-state")
 
@@ -212,10 +209,10 @@ def score_section(lm) -> None:
                                f"{len(lm.vocab)} tokens would score {np.log2(len(lm.vocab)):.2f} bits per token.")
 
 
-def greedy_vs_sampled(lm, s: Settings, out: sampling.Sample, model_key: str) -> None:
+def greedy_vs_sampled(lm, s: Settings, out: sampling.Sample) -> None:
     st.subheader("Greedy against sampled")
     shown_len = min(s.length, 300)
-    greedy_out = greedy(model_key, s.prefix, shown_len, lm)
+    greedy_out = drawn(model_key(s.model, lm), s.prefix, shown_len, 0.0, None, None, None, lm)  # greedy
     if s.temperature >= 0.05:  # the same draw as above (same seed): its first characters, not a second run
         sampled_text = lm.vocab.decode(out.token_ids[:shown_len])
     else:
@@ -247,15 +244,14 @@ def main() -> None:
     with view, learner_errors():
         exercises.hold_figures("sampling")
         lm = model_choice.get(s.model)
-        model_key = f"{s.model}:{id(lm)}"  # a session's model never shares cache entries with another's
         model_caption(lm, s.model)
         out = generated_text(lm, s)
         st.subheader("What comes next?")
         logits = sampling.next_logits(lm, s.prefix)
         show(next_token_figure(lm, logits, s.temperature), next_token_summary(lm, logits, s), "next-token")
-        hidden_state_section(lm, out)
+        hidden_state_section(lm, s, out)
         score_section(lm)
-        greedy_vs_sampled(lm, s, out, model_key)
+        greedy_vs_sampled(lm, s, out)
     show_source(sampling.sample, sampling.distribution, sampling.score_text)
     exercises.section("sampling")
 

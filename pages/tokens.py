@@ -339,8 +339,8 @@ def main() -> None:
         parameter_calculator()  # needs no text
     show_source(corpus.clean_letters, tokens.CharVocab.encode, tokens.train_bpe, tokens.ngram_counts,
                 tokens.rnn_parameter_terms)
-
     exercises.section("tokens")
+
 
 if __name__ == "__main__":
     main()

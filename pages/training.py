@@ -228,10 +228,10 @@ def run_status(job) -> None:
 POLL_SECONDS = 1.0
 
 
-def live_panel() -> None:
-    """The session's current (or last) run: refreshed every second while one of its runs is going, drawn once
-    otherwise (an idle tab schedules no reruns)."""
-    if any(j.active for j in job_manager().for_session(session_id())):
+def live_panel(running: bool) -> None:
+    """The session's current (or last) run: refreshed every second while one of its runs is going (running),
+    drawn once otherwise (an idle tab schedules no reruns)."""
+    if running:
         st.fragment(run_every=POLL_SECONDS)(run_panel)()
     else:
         run_panel()
@@ -342,7 +342,7 @@ def main() -> None:
     active = [j for j in mine if j.active]
     if active:
         st.sidebar.caption(f"Training {plain(active[0].name)}: its progress is on this page.")
-    live_panel()
+    live_panel(bool(active))
     preset = choose_preset()
     seed_form_from_url(preset)
     source, submitted = settings_form_rows(preset, busy=bool(active))
@@ -355,8 +355,8 @@ def main() -> None:
     with st.expander("How training works here"):
         st.markdown(NOTES)
         show_source(core_train.train, core_train.Run.epoch, core_train.Run.train_step, title="The training loop")
-
     exercises.section("training")
+
 
 if __name__ == "__main__":
     main()

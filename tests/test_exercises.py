@@ -80,7 +80,9 @@ def test_progress_restore_is_checked():
                      (json.dumps({"format": "rnnlab-exercises/1", "answers": {"zz": {}}}).encode(), "does not have"),
                      (json.dumps({"format": "rnnlab-exercises/1", "answers": {"gf_regime": {"answer": "up",
                                                                                           "correct": True}}}).encode(),
-                      "Pick one"), (b"x" * 200_001, "far smaller")):
+                      "Pick one"), (b"x" * 200_001, "far smaller"),
+                     (json.dumps({"format": "rnnlab-exercises/1", "answers": {"gf_regime": {
+                         "answer": "exploding", "correct": True, "at": [1]}}}).encode(), "damaged")):
         with pytest.raises(ValueError, match=why):
             restore(bad, {})
 

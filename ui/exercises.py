@@ -193,6 +193,10 @@ def restore(data: bytes, into: dict | None = None) -> int:
         if not isinstance(row, dict) or not isinstance(row.get("correct"), bool):
             raise ValueError(f"The answer to {key} is damaged.")
         answer = core_ex.check_answer(BANK[key], row.get("answer"))
-        restored[key] = {"answer": answer, "correct": row["correct"], "at": int(row.get("at", 0) or 0)}
+        try:
+            at = int(row.get("at", 0) or 0)
+        except (TypeError, ValueError, OverflowError):
+            raise ValueError(f"The answer to {key} is damaged (its time is not a number).") from None
+        restored[key] = {"answer": answer, "correct": row["correct"], "at": at}
     (progress() if into is None else into).update(restored)
     return len(restored)

@@ -40,9 +40,9 @@ def widget(col, s: Setting, key: str, reason: str = "") -> None:
 
 def not_used(s: Setting, lookup: dict[str, Setting]) -> str:
     """Why a setting does nothing with the others as they are ("" when it does something)."""
-    other, allowed = s.only_when
+    other, values = s.only_when
     o = lookup[other]
-    return f"Not used: only with {o.label.lower()} set to {' or '.join(o.word(v) for v in allowed)}."
+    return f"Not used: only with {o.label.lower()} set to {' or '.join(o.word(v) for v in values)}."
 
 
 def section(title: str, settings: Sequence[Setting], prefix: str, lead: Sequence[Callable] = (),

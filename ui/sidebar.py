@@ -2,8 +2,13 @@
 import streamlit as st
 
 from core.device import describe_device
+from ui.session import job_manager
 
 
 @st.cache_resource(show_spinner=False)
 def device_label() -> str:
+    """Where the Training lab's runs train: this machine's device, or the Ray cluster they are sent to."""
+    manager = job_manager()
+    if manager.mode == "ray":
+        return f"a Ray cluster ({manager.gpus} GPU{'' if manager.gpus == 1 else 's'})"
     return describe_device()
