@@ -23,8 +23,8 @@ def rss_mb() -> float:
 
 
 def measure(mode: str, runs: int, hidden: int) -> tuple[float, float]:
-    from core.config import TrainConfig
-    from ui.jobs import JobManager
+    from core.runs.config import TrainConfig
+    from core.runs.jobs import JobManager
     text = "the quick brown fox jumps over the lazy dog " * 300
     cfg = TrainConfig(hidden_size=hidden, num_train=2000, num_val=200, num_steps=16, batch_size=256, epochs=1,
                       sample_length=5)

@@ -14,9 +14,9 @@ import torch
 
 import common  # noqa: F401
 from core.corpus import load_corpus
-from core.config import PRESETS
+from core.runs.config import PRESETS
 from core.dataset import prepare_data
-from core.train import train
+from core.runs.loop import train
 
 
 def line(name: str, r) -> str:
@@ -56,7 +56,7 @@ def main() -> None:
             t = time.perf_counter()
             r = train(replace(PRESETS["book"].config, device="cuda", seed=seed), data=data)
             secs.append(time.perf_counter() - t)
-            ppl.append(r.final["val_ppl"])
+            ppl.append(r.final.val_ppl)
             print(f"book seed {seed} on cuda: val ppl {ppl[-1]:.3f}, {secs[-1]:.1f} s", flush=True)
         print(f"book on cuda over seeds 0-{args.seeds - 1}: mean val ppl {statistics.mean(ppl):.3f} "
               f"(min {min(ppl):.3f}, max {max(ppl):.3f}), mean {statistics.mean(secs):.1f} s a run")

@@ -19,9 +19,9 @@ from dataclasses import replace
 import common  # noqa: F401
 from book_loop import book_style_run
 from core.corpus import load_corpus
-from core.config import PRESETS
+from core.runs.config import PRESETS
 from core.dataset import prepare_data
-from core.train import train
+from core.runs.loop import train
 
 
 def run(cell: str, data, **overrides):
@@ -62,7 +62,7 @@ if __name__ == "__main__":
                     seconds = 100 * per_epoch
                 else:
                     result, seconds = run(cell, data, seed=seed)
-                    ppl = result.final["val_ppl"]
+                    ppl = result.final.val_ppl
                 rows[cell].append((seconds, ppl))
                 print(f"seed {seed} {cell:8s} {seconds:6.1f} s  final validation perplexity {ppl:.3f}", flush=True)
         mean = {c: (statistics.mean(s for s, _ in r), statistics.mean(p for _, p in r)) for c, r in rows.items()}

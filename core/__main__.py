@@ -20,9 +20,9 @@ def main(argv: list[str]) -> int:
     if command == "verify":
         from core.verify import main as run
     elif command == "train":
-        from core.train_cli import main as run
+        from core.runs.cli import main as run
     elif command == "pretrain":
-        from core.pretrain import main as run
+        from core.runs.pretrain import main as run
     elif command == "passage":
         from core.passage import main as run
     elif command == "exercises":

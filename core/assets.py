@@ -15,7 +15,7 @@ REBUILD = "Rebuild it with: python -m core pretrain (needs the corpus; a few min
 def load_pretrained(folder: str | Path = ASSETS, device: str = "cpu") -> LanguageModel:
     """Load the shipped model (safetensors + JSON; never unpickles). ValueError with a clear message when
     the files are missing or damaged."""
-    from core.runs import load_model  # local import: the saved-run code is not needed to define this module
+    from core.runs.saved import load_model  # local import: the saved-run code is not needed to define this module
 
     folder = Path(folder)
     try:

@@ -14,7 +14,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from core.fused import FusedRNN
-from core import interrupt
+from core.runs import interrupt
 
 
 class ScratchRNN(nn.Module):

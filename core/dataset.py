@@ -12,7 +12,7 @@ from typing import Iterator
 
 import torch
 
-from core.config import TrainConfig
+from core.runs.config import TrainConfig
 from core.corpus import clean
 from core.tokens import CharVocab, bytes_per_token, train_bpe
 

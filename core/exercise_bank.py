@@ -194,13 +194,13 @@ def linear_regime(s: dict) -> Solution:
 # --- Training and the chapter's passage run ------------------------------------------------------------------
 
 def untrained_perplexity(s: dict) -> Solution:
-    from core.config import PRESETS
+    from core.runs.config import PRESETS
     from core.corpus import load_corpus
-    from core.train import train
+    from core.runs.loop import train
     cfg = replace(PRESETS["book"].config, num_train=s["windows"], num_val=100, epochs=1, hidden_size=s["h"],
                   seed=s.get("seed", 0))
     r = train(cfg, text=load_corpus())
-    start, V = r.history[0]["train_ppl"], len(r.lm.vocab)
+    start, V = r.history[0].train_ppl, len(r.lm.vocab)
     return Solution(start, f"Before the first step the perplexity on the training windows is {start:.3f}, against "
                            f"{V} for a perfectly uniform guess over the {V} tokens: tiny random weights give every "
                            "character almost the same probability.", {"perplexity at epoch 0": start, "tokens": V})
@@ -209,26 +209,26 @@ def untrained_perplexity(s: dict) -> Solution:
 def _passage(s: dict, **overrides):
     from core import passage
     from core.corpus import load_corpus
-    from core.train import train
+    from core.runs.loop import train
     return train(replace(passage.config(s.get("seed", 0)), **overrides), text=load_corpus())
 
 
 def slow_learning_rate(s: dict) -> Solution:
     r = _passage(s, lr=s["lr"])
-    best = min(row["train_ppl"] for row in r.history)
+    best = min(row.train_ppl for row in r.history)
     return Solution("yes" if best < 2 else "no",
                     f"With learning rate {s['lr']:g}, the passage run's training perplexity goes from "
-                    f"{r.history[0]['train_ppl']:.1f} to {r.history[-1]['train_ppl']:.2f} in 60 epochs (lowest "
+                    f"{r.history[0].train_ppl:.1f} to {r.history[-1].train_ppl:.2f} in 60 epochs (lowest "
                     f"{best:.2f}).", {"lowest perplexity": best})
 
 
 def passage_held_out(s: dict) -> Solution:
     r = _passage(s)
-    first, last = r.history[0]["val_ppl"], r.history[-1]["val_ppl"]
+    first, last = r.history[0].val_ppl, r.history[-1].val_ppl
     answer = "higher" if last > 1.1 * first else "lower" if last < first / 1.1 else "about the same"
     return Solution(answer, f"On the text after the passage, perplexity goes from {first:.1f} before training to "
-                            f"{last:.1f} after {r.history[-1]['epoch']} epochs, while on the passage itself it falls "
-                            f"to {r.history[-1]['train_ppl']:.2f}: it memorised, it did not learn English.",
+                            f"{last:.1f} after {r.history[-1].epoch} epochs, while on the passage itself it falls "
+                            f"to {r.history[-1].train_ppl:.2f}: it memorised, it did not learn English.",
                     {"held-out before": first, "held-out after": last})
 
 

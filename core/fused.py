@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from core.interrupt import poll
+from core.runs.interrupt import poll
 
 
 def _recur(hs: torch.Tensor, h0: torch.Tensor, w_t: torch.Tensor) -> torch.Tensor:

@@ -16,7 +16,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from core.checks import check_choice, check_int, check_real
-from core import interrupt
+from core.runs import interrupt
 from core.cells import CELL_NAMES, Cell, ScratchRNN, get_cell
 from core.fused import FusedRNN, linear_cross_entropy
 

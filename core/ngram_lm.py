@@ -105,7 +105,7 @@ def compare_with_model(lm, text: str, alpha: float, max_n: int = 6, held_out: fl
     import torch
 
     from core.corpus import clean
-    from core.train import stream_cross_entropy
+    from core.runs.loop import stream_cross_entropy
 
     text = clean(text, lm.cleaning)
     ids = np.asarray(lm.vocab.encode(text), dtype=np.int64)

@@ -18,7 +18,8 @@ import torch
 
 from core.assets import ASSETS
 from core.checks import check_int
-from core.config import PRESETS, TrainConfig
+from core.runs.config import PRESETS, TrainConfig
+from core.runs.record import HistoryRow, rows_from
 from core.corpus import clean
 from core.sampling import LanguageModel, sample
 
@@ -59,10 +60,10 @@ def continuation(raw_text: str, length: int = 200, cfg: TrainConfig | None = Non
     return text[n: n + length]
 
 
-def samples_to_show(history: list[dict]) -> dict[int, str]:
+def samples_to_show(history: list[HistoryRow]) -> dict[int, str]:
     """Epoch -> greedy sample, for the epochs the figure shows."""
-    last = history[-1]["epoch"]
-    return {row["epoch"]: row["sample"] for row in history if row["epoch"] in SHOWN_EPOCHS or row["epoch"] == last}
+    last = history[-1].epoch
+    return {row.epoch: row.sample for row in history if row.epoch in SHOWN_EPOCHS or row.epoch == last}
 
 
 @dataclass
@@ -122,8 +123,8 @@ class Baked:
     models: dict    # epoch -> LanguageModel (HALF_WAY and the last)
 
     @property
-    def history(self) -> list[dict]:
-        return self.meta["history"]
+    def history(self) -> list[HistoryRow]:
+        return rows_from(self.meta["history"])
 
     @property
     def vocab_size(self) -> int:
@@ -140,7 +141,7 @@ def weights_file(epoch: int) -> str:
 
 def load_baked(folder: str | Path = ASSETS) -> Baked:
     """The stored run (JSON + safetensors; never unpickles). ValueError saying how to rebuild it."""
-    from core.runs import load_model
+    from core.runs.saved import load_model
 
     folder = Path(folder)
     how = f"Rebuild it with: {COMMAND} (needs the corpus; seconds on a CPU)."
@@ -162,8 +163,8 @@ def bake(raw_text: str, out: str | Path = ASSETS, seed: int = 0) -> dict:
     same weights) and write the JSON and the two weight files into out. Returns the JSON written."""
     import time
 
-    from core.runs import check_writable, run_metadata, weights_bytes
-    from core.train import train
+    from core.runs.saved import check_writable, run_metadata, weights_bytes
+    from core.runs.loop import train
 
     out = check_writable(out)
     cfg = config(seed)
@@ -178,11 +179,11 @@ def bake(raw_text: str, out: str | Path = ASSETS, seed: int = 0) -> dict:
         "torch_version": torch.__version__,
         "passage_chars": passage_length(cfg),
         "samples": samples_to_show(result.history),
-        "weights_epochs": [HALF_WAY, result.history[-1]["epoch"]],
+        "weights_epochs": [HALF_WAY, result.history[-1].epoch],
     })
     meta["history"] = [{k: v for k, v in row.items() if k != "sample"} for row in meta["history"]]
     (out / weights_file(HALF_WAY)).write_bytes(weights_bytes(half.lm.net))
-    (out / weights_file(result.history[-1]["epoch"])).write_bytes(weights_bytes(result.lm.net))
+    (out / weights_file(result.history[-1].epoch)).write_bytes(weights_bytes(result.lm.net))
     (out / BAKED).write_text(json.dumps(meta, indent=1))
     return meta
 
@@ -221,12 +222,12 @@ def time_cells(raw_text: str, cells: tuple[str, ...] = ("scratch", "torch"), epo
                seed: int = 0) -> list[CellTiming]:
     """The passage run for a few epochs with each cell: the same recurrence written two ways, timed here."""
     from core.cells import get_cell
-    from core.train import train
+    from core.runs.loop import train
 
     epochs = check_int("epochs", epochs, 2, 100)
     out = []
     for name in cells:
         result = train(replace(config(seed), cell=get_cell(name).name, epochs=epochs), text=raw_text)
-        times = np.diff([row["elapsed"] for row in result.history])
-        out.append(CellTiming(name, get_cell(name).label, float(np.median(times)), result.history[-1]["train_ppl"]))
+        times = np.diff([row.elapsed for row in result.history])
+        out.append(CellTiming(name, get_cell(name).label, float(np.median(times)), result.history[-1].train_ppl))
     return out

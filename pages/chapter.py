@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core import forecast, passage, tokens
+from core.runs.record import HistoryRow, Status
 from pages import forecasting, rnn_cell
 from pages.chapter_after import after_the_acts
 from pages.training import queued_notice
@@ -153,7 +154,7 @@ def act_memory() -> None:
 
 # --- Act 4 -----------------------------------------------------------------------------------------------
 
-def passage_figure(history: list[dict], vocab_size: int, title: str) -> go.Figure:
+def passage_figure(history: list[HistoryRow], vocab_size: int, title: str) -> go.Figure:
     """Training and held-out perplexity per epoch of a passage run, with a uniform guess for scale."""
     h = pd.DataFrame(history)
     fig = go.Figure()
@@ -168,12 +169,12 @@ def passage_figure(history: list[dict], vocab_size: int, title: str) -> go.Figur
     return fig
 
 
-def passage_summary(history: list[dict], vocab_size: int, seconds: float | None) -> str:
+def passage_summary(history: list[HistoryRow], vocab_size: int, seconds: float | None) -> str:
     first, last = history[0], history[-1]
     took = f" in {seconds:.1f} s" if seconds else ""
-    return (f"Training perplexity falls from {first['train_ppl']:.1f} (a uniform guess over {vocab_size} characters "
-            f"is {vocab_size}) to {last['train_ppl']:.2f} after {last['epoch']} epochs{took}; on the text after the "
-            f"passage it goes from {first['val_ppl']:.1f} to {last['val_ppl']:.1f}.")
+    return (f"Training perplexity falls from {first.train_ppl:.1f} (a uniform guess over {vocab_size} characters "
+            f"is {vocab_size}) to {last.train_ppl:.2f} after {last.epoch} epochs{took}; on the text after the "
+            f"passage it goes from {first.val_ppl:.1f} to {last.val_ppl:.1f}.")
 
 
 def retrain_controls(raw: str | None) -> None:
@@ -212,15 +213,15 @@ def live_run(vocab_size: int) -> None:
     if job is None:
         return
     rows = passage_run.history(job)
-    if job.status == "queued":
+    if job.status == Status.QUEUED:
         queued_notice(job)   # its place in the queue and about when it starts, as in the Training lab
-    elif job.status == "error":
+    elif job.status == Status.ERROR:
         st.error(plain(job.message, 600), icon=":material/error:")
     elif rows:
         seconds = job.result.elapsed if job.result is not None else None
         state = "training" if job.active else job.status
         draw_run(rows, passage.samples_to_show(rows), seconds,
-                 f"Your run, seed {job.config.seed} ({state}: epoch {rows[-1]['epoch']} of {job.config.epochs})",
+                 f"Your run, seed {job.config.seed} ({state}: epoch {rows[-1].epoch} of {job.config.epochs})",
                  vocab_size)
     else:
         st.info("Starting the run ...")
@@ -230,7 +231,7 @@ def live_run(vocab_size: int) -> None:
     st.session_state["chapter.was_active"] = job.active
 
 
-def draw_run(history: list[dict], samples: dict[int, str], seconds: float | None, title: str,
+def draw_run(history: list[HistoryRow], samples: dict[int, str], seconds: float | None, title: str,
              vocab_size: int) -> None:
     show(passage_figure(history, vocab_size, title), f"{title}. {passage_summary(history, vocab_size, seconds)}",
          "act4.passage")

@@ -1,7 +1,7 @@
 """Lab 6, Training: train RNN language models live (CPU or GPU), with progress, stop, compare and export.
 
 The form is drawn from core.config.SETTINGS (one declaration per setting); runs execute outside the web server
-(ui.jobs: worker processes, or Ray tasks) and this page reads their progress from a fragment.
+(core.runs.jobs: worker processes, or Ray tasks) and this page reads their progress from a fragment.
 """
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from core import runs, train as core_train
-from core.config import DATA, FORM_GROUPS, FORM_SETTINGS, PRESETS, SETTINGS, Preset, config_overrides, parse_overrides
+from core.runs import loop, saved
+from core.runs.record import HistoryRow, Progress, Status
+from core.runs.config import DATA, FORM_GROUPS, FORM_SETTINGS, PRESETS, SETTINGS, Preset, config_overrides, parse_overrides
 from ui import exercises, model_choice, settings_form, texts, url_state
 from ui.common import cite, header, learner_errors, plain, show_source
 from ui.plots import show, style
@@ -29,7 +30,7 @@ INTRO = (
 )
 
 
-def curves_figure(histories: dict[str, list[dict]], title: str) -> go.Figure:
+def curves_figure(histories: dict[str, list[HistoryRow]], title: str) -> go.Figure:
     """Validation perplexity per epoch of each named run; for a single run also its training perplexity and
     its validation bits per byte (right axis)."""
     fig = go.Figure()
@@ -56,11 +57,11 @@ def curves_figure(histories: dict[str, list[dict]], title: str) -> go.Figure:
     return fig
 
 
-def curves_summary(histories: dict[str, list[dict]]) -> str:
+def curves_summary(histories: dict[str, list[HistoryRow]]) -> str:
     """Each run's curve in words: validation perplexity at the start, at the end, and at its best."""
     parts = []
     for name, rows in histories.items():
-        vals = [(r["epoch"], r["val_ppl"]) for r in rows if math.isfinite(r.get("val_ppl", math.nan))]
+        vals = [(r.epoch, r.val_ppl) for r in rows if math.isfinite(r.val_ppl)]
         if not vals:
             parts.append(f"{name}: no validation yet")
             continue
@@ -169,7 +170,7 @@ def adopt_run_from_url() -> None:
                    icon=":material/warning:")
 
 
-def run_metrics(p: core_train.Progress) -> None:
+def run_metrics(p: Progress) -> None:
     c = st.columns(6)
     c[0].metric("Train perplexity", f"{p.train_ppl:.2f}" if math.isfinite(p.train_ppl) else "–")
     c[1].metric("Validation perplexity", f"{p.val_ppl:.2f}" if math.isfinite(p.val_ppl) else "–")
@@ -202,7 +203,7 @@ def minutes(seconds: float) -> str:
 def run_status(job) -> None:
     """The run's state: a progress bar and Stop while it runs, else how it ended."""
     p = job.progress
-    if job.status == "queued":
+    if job.status == Status.QUEUED:
         queued_notice(job)
         if st.button("Cancel", icon=":material/close:", key=f"cancel_{job.id}"):
             job_manager().stop(job.id)
@@ -216,9 +217,9 @@ def run_status(job) -> None:
             job_manager().stop(job.id)
         if job.stopping:  # acknowledged at once, also in the very run that pressed Stop
             st.info("Stopping: the run ends after the step in progress and keeps everything learnt.", icon=":material/hourglass_top:")
-    elif job.status == "error":
+    elif job.status == Status.ERROR:
         st.error(plain(job.message, 600), icon=":material/error:")
-    elif job.status == "diverged":
+    elif job.status == Status.DIVERGED:
         st.warning(job.message, icon=":material/error:")
     else:
         message = job.message if job.message.startswith(job.status) else f"{job.status}: {job.message}"
@@ -259,7 +260,8 @@ def run_panel() -> None:
             temp = latest.config.sample_temperature
             st.markdown(f"**Samples** (prefix {plain(repr(latest.config.sample_prefix))}, "
                         f"{'greedy' if temp == 0 else f'T = {temp:g}'})")
-            st.dataframe(pd.DataFrame(latest.samples[::-1], columns=["epoch", "sample"]), hide_index=True,
+            st.dataframe(pd.DataFrame([(s.epoch, s.text) for s in latest.samples[::-1]], columns=["epoch", "sample"]),
+                         hide_index=True,
                          width="stretch", height=min(300, 40 + 35 * len(latest.samples)))
 
 
@@ -279,20 +281,20 @@ def runs_table(done: list) -> pd.DataFrame:
         last = j.result.final
         rows.append({"run": j.name, "status": j.status, "cell": j.config.cell, "tokens": j.config.tokenizer,
                      "hidden": j.config.hidden_size, "optimizer": j.config.optimizer, "lr": j.config.lr,
-                     "epochs": last.get("epoch"), "val ppl": round(last.get("val_ppl", math.nan), 3),
-                     "bits/byte": round(last.get("val_bpb", math.nan), 3), "seconds": round(j.result.elapsed, 1),
+                     "epochs": last.epoch if last else None, "val ppl": round(last.val_ppl if last else math.nan, 3),
+                     "bits/byte": round(last.val_bpb if last else math.nan, 3), "seconds": round(j.result.elapsed, 1),
                      "tokens/s": round(j.result.tokens_per_s), "device": j.result.device})
     return pd.DataFrame(rows)
 
 
 def export_row(j) -> None:
     with st.container(border=True):
-        st.markdown(f"**{j.name}** · {j.status} · val perplexity {j.result.final.get('val_ppl', math.nan):.2f}")
+        st.markdown(f"**{j.name}** · {j.status} · val perplexity {j.result.final.val_ppl if j.result.final else math.nan:.2f}")
         e1, e2, e3 = st.columns(3)
         # deferred: the archive is built only when the learner clicks, not on every rerun
         e1.download_button("Download run (.zip: weights, JSON, CSV)", lambda r=j.result: r.zip_bytes(),
                            file_name=f"rnnlab-{j.name.replace(' ', '').replace('#', '-')}.zip", mime="application/zip", key=f"zip_{j.id}")
-        e2.download_button("Metrics (.csv)", lambda r=j.result: runs.metrics_csv(r.history),
+        e2.download_button("Metrics (.csv)", lambda r=j.result: saved.metrics_csv(r.history),
                            file_name=f"rnnlab-{j.id}-metrics.csv", mime="text/csv", key=f"csv_{j.id}")
         if e3.button("Use in the Sampling lab", key=f"use_{j.id}"):
             model_choice.add_session_model(j.name, j.result.lm)
@@ -354,7 +356,7 @@ def main() -> None:
         compare_and_export(done)
     with st.expander("How training works here"):
         st.markdown(NOTES)
-        show_source(core_train.train, core_train.Run.epoch, core_train.Run.train_step, title="The training loop")
+        show_source(loop.train, loop.Run.epoch, loop.Run.train_step, title="The training loop")
     exercises.section("training")
 
 

@@ -8,13 +8,13 @@ import time
 
 import pytest
 
-from core import run_store, worker
-from core.config import TrainConfig
-from core.train import Progress
+from core.runs import store, worker
+from core.runs.config import TrainConfig
+from core.runs.record import HistoryRow, Progress, Sample
 from test_run_store import wait_until_training
 from test_training import SMALL, TEXT
-from ui import launchers
-from ui.jobs import JobManager
+from core.runs import launchers
+from core.runs.jobs import JobManager
 
 
 def progress(epoch: int, rows: list) -> Progress:
@@ -23,25 +23,26 @@ def progress(epoch: int, rows: list) -> Progress:
 
 
 def test_the_store_is_read_while_it_is_written(tmp_path):
-    run_store.create("run-abc", TrainConfig(**SMALL), "run 1", "cpu", tmp_path)
-    live = run_store.read_live("run-abc", tmp_path)
+    store.create("run-abc", TrainConfig(**SMALL), "run 1", "cpu", tmp_path)
+    live = store.read_live("run-abc", tmp_path)
     assert live.status == "queued" and live.progress is None and live.name == "run 1"
-    writer = run_store.ProgressWriter("run-abc", tmp_path)
+    writer = store.ProgressWriter("run-abc", tmp_path)
     rows = []
     for epoch in range(3):
-        rows.append({"epoch": epoch, "val_ppl": 9.5 - epoch})
+        rows.append(HistoryRow(epoch, 10 * epoch, 9.0 - epoch, 9.5 - epoch, 3.0, 2.0, float(epoch), 1000.0,
+                               sample=f"sample {epoch}"))
         writer.write(progress(epoch, list(rows)))
     with open(tmp_path / "run-abc" / "progress.jsonl", "a") as f:
         f.write('{"p": {"epoch": 3, "ep')                # the trainer is half-way through a line
-    live = run_store.read_live("run-abc", tmp_path)
-    assert live.progress["epoch"] == 2 and live.progress["history"] == rows     # whole history, rebuilt
-    assert live.samples == [(0, "sample 0"), (1, "sample 1"), (2, "sample 2")]
-    assert Progress(**live.progress).val_ppl == 7.5
+    live = store.read_live("run-abc", tmp_path)
+    assert live.progress.epoch == 2 and live.progress.history == rows     # whole history, rebuilt
+    assert live.samples == [Sample(0, "sample 0"), Sample(1, "sample 1"), Sample(2, "sample 2")]
+    assert live.progress.val_ppl == 7.5
     lines = (tmp_path / "run-abc" / "progress.jsonl").read_text().splitlines()
     assert [len(json.loads(x)["rows"]) for x in lines[:3]] == [1, 1, 1]       # each line only its new rows
-    run_store.request_stop("run-abc", tmp_path)
-    assert run_store.stop_requested("run-abc", tmp_path)
-    assert run_store.read_live("nothere", tmp_path) is None
+    store.request_stop("run-abc", tmp_path)
+    assert store.stop_requested("run-abc", tmp_path)
+    assert store.read_live("nothere", tmp_path) is None
 
 
 def test_cleanup_goes_by_age_then_size_and_spares_runs_that_go(tmp_path):
@@ -50,13 +51,13 @@ def test_cleanup_goes_by_age_then_size_and_spares_runs_that_go(tmp_path):
                                                   ("stopped", 2, 30_000), ("finished", 1, 30_000),
                                                   ("running", 9, 30_000)]):
         key = f"run-{i:03d}"
-        folder = run_store.create(key, TrainConfig(**SMALL), key, "cpu", tmp_path)
-        run_store.set_state(key, status, "", tmp_path)
+        folder = store.create(key, TrainConfig(**SMALL), key, "cpu", tmp_path)
+        store.set_state(key, status, "", tmp_path)
         (folder / "weights.safetensors").write_bytes(b"x" * size)
         if status == "running":   # still going: its state was touched a moment ago
             continue
         os.utime(folder, (now - age_days * 86400,) * 2)
-    deleted = run_store.cleanup(max_age_s=7 * 86400, max_total_bytes=100_000, root=tmp_path, now=now)
+    deleted = store.cleanup(max_age_s=7 * 86400, max_total_bytes=100_000, root=tmp_path, now=now)
     # run-000 is too old; then the oldest finished go until the rest fit; the running one stays though older
     assert deleted == ["run-000", "run-001"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run-002", "run-003", "run-004"]
@@ -87,7 +88,7 @@ def test_a_run_is_found_again_after_a_restart():
     done = old.submit(TrainConfig(**SMALL), TEXT, "s1")
     done.thread.join(120)
     going = wait_until_training(old.submit(TrainConfig(**{**SMALL, "epochs": 500}), TEXT, "s1"))
-    going.process.stdin.close()                           # the server stops: its worker saves and ends
+    going.trainer.process.stdin.close()                           # the server stops: its worker saves and ends
     going.thread.join(60)
     new = JobManager(max_cpu=1, max_gpu=0, mode="process")  # a restarted server knows no run in memory
     again = new.adopt(done.token, "s9")
@@ -105,7 +106,7 @@ def test_a_run_training_in_another_web_process_is_followed_from_the_store():
     seen = second.adopt(job.token, "s2")
     assert seen is not job and seen.active and seen.thread is not None
     seen.thread.join(120)
-    assert seen.status == "finished" and seen.result.final["epoch"] == 6
+    assert seen.status == "finished" and seen.result.final.epoch == 6
     assert seen.progress.history == seen.result.history and seen.samples
 
 
@@ -114,16 +115,16 @@ def test_a_crashed_worker_marks_the_run_failed_and_keeps_its_curve():
     job = wait_until_training(manager.submit(TrainConfig(**{**SMALL, "epochs": 500}), TEXT, "s1"))
     while job.progress.epoch < 2:
         time.sleep(0.05)
-    os.kill(job.process.pid, signal.SIGKILL)
+    os.kill(job.trainer.process.pid, signal.SIGKILL)
     job.thread.join(30)
     assert job.status == "error" and "exit code -9" in job.message and "curve so far is kept" in job.message
-    live = run_store.read_live(job.token)
-    assert live.status == "error" and live.progress["epoch"] >= 2 and len(live.progress["history"]) >= 3
+    live = store.read_live(job.token)
+    assert live.status == "error" and live.progress.epoch >= 2 and len(live.progress.history) >= 3
 
 
 def test_a_stop_file_stops_a_run_that_has_no_pipe(tmp_path):
     """How another web process (or the Ray backend) stops a run: the stop file in its folder."""
-    run_store.create("run-stopme", TrainConfig(**{**SMALL, "epochs": 500}), "r", "cpu", tmp_path)
+    store.create("run-stopme", TrainConfig(**{**SMALL, "epochs": 500}), "r", "cpu", tmp_path)
     request = {"config": TrainConfig(**{**SMALL, "epochs": 500}).to_dict(), "text": TEXT, "key": "run-stopme",
                "root": str(tmp_path)}
     import threading
@@ -131,11 +132,11 @@ def test_a_stop_file_stops_a_run_that_has_no_pipe(tmp_path):
     t = threading.Thread(target=lambda: out.update(worker.train_into_store(request)))
     t.start()
     deadline = time.time() + 60
-    while run_store.read_live("run-stopme", tmp_path).progress is None and time.time() < deadline:
+    while store.read_live("run-stopme", tmp_path).progress is None and time.time() < deadline:
         time.sleep(0.1)
-    run_store.request_stop("run-stopme", tmp_path)
+    store.request_stop("run-stopme", tmp_path)
     t.join(30)
-    assert out["status"] == "stopped" and run_store.read_live("run-stopme", tmp_path).status == "stopped"
+    assert out["status"] == "stopped" and store.read_live("run-stopme", tmp_path).status == "stopped"
     assert (tmp_path / "run-stopme" / "weights.safetensors").exists()
 
 
@@ -155,8 +156,8 @@ def test_the_ray_backend_trains_a_run_end_to_end(local_ray, tmp_path, monkeypatc
     job = manager.submit(TrainConfig(**{**SMALL, "epochs": 3}), TEXT, "s1")
     job.thread.join(180)
     assert job.status == "finished", job.message
-    assert job.result.final["epoch"] == 3 and job.progress.history == job.result.history and job.samples
-    assert job.ray_ref is not None and (tmp_path / job.token / "weights.safetensors").exists()
+    assert job.result.final.epoch == 3 and job.progress.history == job.result.history and job.samples
+    assert job.trainer.ref is not None and (tmp_path / job.token / "weights.safetensors").exists()
     assert job.result.lm.net is not None                  # the weights load back from the store
 
 
@@ -169,7 +170,7 @@ def test_the_ray_backend_stops_a_run_and_keeps_what_it_learnt(local_ray, tmp_pat
         time.sleep(0.2)
     manager.stop(job.id)
     job.thread.join(60)
-    assert job.status == "stopped" and job.result.history[-1]["epoch"] >= 1
+    assert job.status == "stopped" and job.result.history[-1].epoch >= 1
 
 
 def test_a_cuda_run_asks_ray_for_a_gpu(monkeypatch, tmp_path):
@@ -189,7 +190,7 @@ def test_a_cuda_run_asks_ray_for_a_gpu(monkeypatch, tmp_path):
                     return self
 
                 def remote(self, request):
-                    run_store.set_state(request["key"], "error", "not really trained")
+                    store.set_state(request["key"], "error", "not really trained")
                     return "ref"
             return Task()
 

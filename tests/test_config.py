@@ -4,7 +4,7 @@ from dataclasses import fields, replace
 import pytest
 
 from core.cells import CELLS
-from core.config import (FORM_GROUPS, FORM_SETTINGS, PRESETS, SETTINGS, TrainConfig, config_overrides,
+from core.runs.config import (FORM_GROUPS, FORM_SETTINGS, PRESETS, SETTINGS, TrainConfig, config_overrides,
                          parse_overrides, with_overrides)
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -88,7 +88,7 @@ def test_command_line_overrides_use_the_same_declarations():
 
 def test_every_number_field_of_the_form_says_its_range():
     from ui.settings_form import allowed
-    from core.config import FORM_SETTINGS, SETTINGS
+    from core.runs.config import FORM_SETTINGS, SETTINGS
     for name in FORM_SETTINGS:
         s = SETTINGS[name]
         if s.kind in (int, float) and not s.choices:

@@ -10,11 +10,11 @@ import threading
 import pytest
 import torch
 
-from core import runs as R, train as T
-from core.device import resolve_device
+from core.runs import loop as T, saved as R
+from core.runs.device import resolve_device
 from core.models import ModelSpec, RNNLM
 from core.sampling import sample
-from core.config import TrainConfig
+from core.runs.config import TrainConfig
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU visible")
 
@@ -60,8 +60,8 @@ def test_cuda_run_is_reproducible_and_learns():
     a = T.train(TrainConfig(**SMALL), TEXT)
     b = T.train(TrainConfig(**SMALL), TEXT)
     assert a.device.startswith("cuda") and a.status == "finished"
-    assert [r["val_ce"] for r in a.history] == [r["val_ce"] for r in b.history]
-    assert a.history[-1]["val_ppl"] < 0.6 * a.history[0]["val_ppl"]
+    assert [r.val_ce for r in a.history] == [r.val_ce for r in b.history]
+    assert a.history[-1].val_ppl < 0.6 * a.history[0].val_ppl
 
 
 @pytest.mark.parametrize("cell", ["scratch", "rnn", "gru", "lstm"])
@@ -69,9 +69,9 @@ def test_cuda_and_cpu_runs_start_from_the_same_weights_and_agree(cell):
     cfg = dict(SMALL, cell=cell, epochs=1)
     gpu = T.train(TrainConfig(**cfg), TEXT)
     cpu = T.train(TrainConfig(**dict(cfg, device="cpu")), TEXT)
-    assert gpu.history[0]["val_ce"] == pytest.approx(cpu.history[0]["val_ce"], rel=1e-6)
+    assert gpu.history[0].val_ce == pytest.approx(cpu.history[0].val_ce, rel=1e-6)
     # After a whole epoch of Adam the float32 rounding of two devices has drifted a little, no more.
-    assert gpu.history[-1]["val_ce"] == pytest.approx(cpu.history[-1]["val_ce"], rel=2e-2)
+    assert gpu.history[-1].val_ce == pytest.approx(cpu.history[-1].val_ce, rel=2e-2)
 
 
 def test_book_preset_setup_on_cuda_learns():
@@ -79,7 +79,7 @@ def test_book_preset_setup_on_cuda_learns():
                       sample_length=10)
     result = T.train(cfg, TEXT)
     assert result.status == "finished"
-    assert result.history[-1]["val_ppl"] < result.history[0]["val_ppl"]
+    assert result.history[-1].val_ppl < result.history[0].val_ppl
 
 
 def test_cuda_divergence_keeps_the_last_good_weights():
@@ -98,7 +98,7 @@ def test_cuda_stop_event_is_honoured():
 
     result = T.train(TrainConfig(**dict(SMALL, epochs=50)), TEXT, on_progress=on_progress, stop_event=stop,
                      report_every=0.0)
-    assert result.status == "stopped" and result.history[-1]["epoch"] <= 1
+    assert result.status == "stopped" and result.history[-1].epoch <= 1
 
 
 def test_cuda_run_saves_loads_on_the_cpu_and_samples(tmp_path):
@@ -132,7 +132,7 @@ def test_training_page_runs_on_the_gpu(corpus_file):
 
 
 def test_one_gpu_run_at_a_time_and_a_cpu_run_beside_it():
-    from ui.jobs import JobManager
+    from core.runs.jobs import JobManager
     manager = JobManager(max_cpu=1)  # max_gpu defaults to one run per visible GPU
     assert manager.max_gpu == torch.cuda.device_count()
     first = manager.submit(TrainConfig(**dict(SMALL, epochs=500)), TEXT, "s1")

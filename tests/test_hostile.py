@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, Phase, given, settings, strategies as st
 
 from apptest_util import page
 from core import corpus
-from core.config import FORM_SETTINGS
+from core.runs.config import FORM_SETTINGS
 
 HOSTILE = [
     "", " ", "0", "-1", "-0", "1e309", "nan", "inf", "-inf", "1e-320", "3.5", "99999999999999999999", "0x10",

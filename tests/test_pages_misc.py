@@ -5,7 +5,7 @@ from dataclasses import replace
 import pytest
 
 from apptest_util import has_subheader, metric, page, rerun_until, sampling_with_session_model, shown
-from core.config import PRESETS
+from core.runs.config import PRESETS
 
 
 def test_cell_page_defaults_and_stepping():
@@ -111,7 +111,7 @@ def test_training_run_comes_back_in_a_reloaded_tab(corpus_file):
 def test_a_run_opens_from_the_store_after_a_server_restart(corpus_file):
     """The server forgot the run (a restart): its address still opens it, from the run store, with its
     numbers, samples and downloads."""
-    from core.config import PRESETS
+    from core.runs.config import PRESETS
     from ui.session import job_manager
     manager = job_manager()
     job = manager.submit(replace(PRESETS["tiny"].config, epochs=2), corpus_file.read_text(), "a closed tab")
@@ -123,7 +123,7 @@ def test_a_run_opens_from_the_store_after_a_server_restart(corpus_file):
         at = page("training", preset="tiny", run=job.token, timeout=120).run()
         assert not at.exception and not at.warning
         assert any(h.value.startswith(f"{job.name}: finished") for h in at.subheader)
-        assert float(metric(at, "Validation perplexity")) == pytest.approx(job.result.final["val_ppl"], abs=0.01)
+        assert float(metric(at, "Validation perplexity")) == pytest.approx(job.result.final.val_ppl, abs=0.01)
         assert any(b.label == "Download run (.zip: weights, JSON, CSV)" for b in at.get("download_button"))
     finally:
         for j in list(manager.jobs.values()):
@@ -132,8 +132,8 @@ def test_a_run_opens_from_the_store_after_a_server_restart(corpus_file):
 
 def test_sampling_page_with_a_session_bpe_model():
     """A BPE model trained in the session appears in the picker and samples without errors."""
-    from core.config import TrainConfig
-    from core.train import train
+    from core.runs.config import TrainConfig
+    from core.runs.loop import train
     text = "the time traveller smiled and the psychologist frowned at the little machine " * 60
     result = train(TrainConfig(tokenizer="bpe", bpe_vocab=300, embed_dim=8, hidden_size=16, split="whole",
                                truncation="detach", batch_size=4, num_steps=16, epochs=1, optimizer="adam",
@@ -232,7 +232,7 @@ def test_an_out_of_range_number_in_the_form_is_named_not_ignored():
 
 
 def test_a_learner_behind_another_run_is_queued_and_told_so(corpus_file):
-    from core.config import PRESETS
+    from core.runs.config import PRESETS
     from ui.session import job_manager
     manager = job_manager()
     for job in list(manager.jobs.values()):

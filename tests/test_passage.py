@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from core import forecast, passage, tokens
-from core.config import PRESETS, TrainConfig
+from core.runs.config import PRESETS, TrainConfig
 from core.sampling import LanguageModel
-from core.train import train
+from core.runs.loop import train
 
 
 @pytest.fixture(scope="module")
@@ -26,11 +26,11 @@ def passage_run(corpus_text):
 def test_the_passage_preset_memorises_its_passage(passage_run, corpus_text):
     h = passage_run.history
     V = len(passage_run.lm.vocab)
-    assert h[0]["train_ppl"] >= 20 and h[0]["train_ppl"] == pytest.approx(V, rel=0.05)  # a uniform guess
-    assert h[-1]["train_ppl"] <= 1.5
-    assert h[-1]["val_ppl"] > h[0]["val_ppl"]          # the text after it: memorised, not learnt
+    assert h[0].train_ppl >= 20 and h[0].train_ppl == pytest.approx(V, rel=0.05)  # a uniform guess
+    assert h[-1].train_ppl <= 1.5
+    assert h[-1].val_ppl > h[0].val_ppl          # the text after it: memorised, not learnt
     words = set(passage.passage(corpus_text).split())
-    last = passage.samples_to_show(h)[h[-1]["epoch"]].split()
+    last = passage.samples_to_show(h)[h[-1].epoch].split()
     assert len(last) >= 8 and all(w in words for w in last[:-1])   # the last word may be cut short
     assert len(set(passage.samples_to_show(h)[0].replace(" ", ""))) <= 6  # epoch 0: a few letters, repeated
 
@@ -62,10 +62,10 @@ def test_the_stored_run_loads_and_matches_what_its_command_writes(tmp_path, corp
     assert set(stored.models) == set(rebuilt.models) == {passage.HALF_WAY, 60}
     assert list(stored.samples) == list(rebuilt.samples) == [*passage.SHOWN_EPOCHS, 60]
     assert stored.vocab_size == rebuilt.vocab_size == 28
-    assert [set(r) for r in stored.history] == [set(r) for r in rebuilt.history]
-    assert all("sample" not in r for r in stored.history)
+    assert [set(r) for r in stored.meta["history"]] == [set(r) for r in rebuilt.meta["history"]]
+    assert all("sample" not in r for r in stored.meta["history"])
     # same seed, same steps: the stored numbers are what the command reproduces on a CPU
-    assert rebuilt.history[-1]["train_ppl"] == pytest.approx(stored.history[-1]["train_ppl"], rel=1e-3)
+    assert rebuilt.history[-1].train_ppl == pytest.approx(stored.history[-1].train_ppl, rel=1e-3)
     assert rebuilt.samples[60] == stored.samples[60]
 
 
@@ -145,4 +145,4 @@ def test_the_book_split_reports_the_starting_training_perplexity():
     r = train(TrainConfig(num_train=200, num_val=50, num_steps=8, hidden_size=8, epochs=1, batch_size=50,
                           init="book"), text=text)
     V = len(r.lm.vocab)
-    assert math.isfinite(r.history[0]["train_ppl"]) and r.history[0]["train_ppl"] == pytest.approx(V, rel=0.02)
+    assert math.isfinite(r.history[0].train_ppl) and r.history[0].train_ppl == pytest.approx(V, rel=0.02)

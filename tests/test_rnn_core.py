@@ -122,7 +122,7 @@ def test_model_loss_equals_cross_entropy_of_logits(cell, embed, layers):
 
 def test_allocator_tuning_takes_on_glibc_and_is_harmless():
     import platform
-    from core.alloc import keep_freed_memory, release_freed_memory
+    from core.runs.alloc import keep_freed_memory, release_freed_memory
     took = keep_freed_memory()
     if platform.system() == "Linux" and platform.libc_ver()[0] == "glibc":
         assert took is True

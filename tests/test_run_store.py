@@ -1,16 +1,16 @@
-"""Finished runs leave the server's memory (core.run_store) and training runs outside the server's interpreter
-(core.worker): what the class issue needs from one machine."""
+"""Finished runs leave the server's memory (core.runs.store) and training runs outside the server's interpreter
+(core.runs.worker): what the class issue needs from one machine."""
 import gc
 import os
 import time
 
 import pytest
 
-from core import run_store
-from core.config import TrainConfig
+from core.runs import store
+from core.runs.config import TrainConfig
 from core.models import RNNLM
 from test_training import SMALL, TEXT
-from ui.jobs import JobManager
+from core.runs.jobs import JobManager
 
 
 def live_models() -> int:
@@ -34,12 +34,12 @@ def test_a_finished_run_is_on_disk_not_in_memory(mode):
     before = live_models()
     job = manager.submit(TrainConfig(**{**SMALL, "epochs": 2}), TEXT, "s1")
     job.thread.join(120)
-    assert job.status == "finished" and isinstance(job.result, run_store.StoredRun)
+    assert job.status == "finished" and isinstance(job.result, store.StoredRun)
     assert live_models() == before                       # the registry holds numbers, not a model
     folder = job.result.folder
-    assert sorted(p.name for p in folder.iterdir()) == sorted(run_store.FILES + run_store.LIVE_FILES)
+    assert sorted(p.name for p in folder.iterdir()) == sorted(store.FILES + store.LIVE_FILES)
     lm = job.result.lm                                   # read back when a learner asks for it
-    assert isinstance(lm.net, RNNLM) and job.result.final["epoch"] == 2
+    assert isinstance(lm.net, RNNLM) and job.result.final.epoch == 2
     del lm
     manager.forget(job.id)
     assert not folder.exists() and job.result is None    # forgotten runs leave the disk too
@@ -48,23 +48,23 @@ def test_a_finished_run_is_on_disk_not_in_memory(mode):
 def test_training_runs_in_its_own_lower_priority_process():
     manager = JobManager(max_cpu=1, max_gpu=0, mode="process")
     job = wait_until_training(manager.submit(TrainConfig(**{**SMALL, "epochs": 500}), TEXT, "s1"))
-    assert job.process is not None and job.process.pid != os.getpid()
-    assert os.getpriority(os.PRIO_PROCESS, job.process.pid) >= os.getpriority(os.PRIO_PROCESS, 0) + 10
+    assert job.trainer.process is not None and job.trainer.process.pid != os.getpid()
+    assert os.getpriority(os.PRIO_PROCESS, job.trainer.process.pid) >= os.getpriority(os.PRIO_PROCESS, 0) + 10
     manager.stop(job.id)
     job.thread.join(30)
-    assert job.status == "stopped" and job.result.history[-1]["step"] > 0   # what it learnt is kept
+    assert job.status == "stopped" and job.result.history[-1].step > 0   # what it learnt is kept
 
 
 def test_a_run_whose_server_goes_away_stops_and_keeps_what_it_learnt():
     manager = JobManager(max_cpu=1, max_gpu=0, mode="process")
     job = wait_until_training(manager.submit(TrainConfig(**{**SMALL, "epochs": 500}), TEXT, "s1"))
-    job.process.stdin.close()                            # as if the server had died
+    job.trainer.process.stdin.close()                            # as if the server had died
     job.thread.join(30)
-    assert job.status == "stopped" and isinstance(job.result, run_store.StoredRun)
+    assert job.status == "stopped" and isinstance(job.result, store.StoredRun)
 
 
 def test_run_keys_are_never_paths(tmp_path):
     for bad in ("../x", "a/b", "", "x" * 100, "..", "ab cd"):
         with pytest.raises(ValueError):
-            run_store.run_folder(bad, tmp_path)
-    assert run_store.run_folder("Ab-_09xyz", tmp_path) == tmp_path / "Ab-_09xyz"
+            store.run_folder(bad, tmp_path)
+    assert store.run_folder("Ab-_09xyz", tmp_path) == tmp_path / "Ab-_09xyz"

@@ -6,10 +6,10 @@ import zipfile
 import pytest
 import torch
 
-from core import runs as R
-from core.config import TrainConfig
+from core.runs import saved as R
+from core.runs.config import TrainConfig
 from core.sampling import sample
-from core.train import train
+from core.runs.loop import train
 from test_training import SMALL, TEXT
 
 
@@ -41,7 +41,7 @@ def test_loading_rejects_bad_files(tmp_path):
 
 
 def test_an_unwritable_folder_is_refused_before_training(tmp_path, capsys):
-    from core.train_cli import main
+    from core.runs.cli import main
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
     with pytest.raises(ValueError, match="Cannot write"):

@@ -116,8 +116,8 @@ def test_shipped_model_loads_and_samples():
 
 
 def test_shipped_model_perplexity_is_reproduced(corpus_file):
-    from core.pretrain import held_out_metrics
-    from core.config import TrainConfig
+    from core.runs.pretrain import held_out_metrics
+    from core.runs.config import TrainConfig
     from core.dataset import prepare_data
     lm = load_pretrained()
     cfg = TrainConfig.from_dict(lm.meta["config"])

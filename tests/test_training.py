@@ -6,9 +6,9 @@ import time
 import pytest
 import torch
 
-from core import train as T
+from core.runs import loop as T
 from core.sampling import sample
-from core.config import TrainConfig
+from core.runs.config import TrainConfig
 from core.dataset import prepare_data
 from core.models import perplexity
 
@@ -30,9 +30,9 @@ def test_cuda_request_without_gpu_is_clear():
 def test_loss_decreases(cell):
     result = T.train(TrainConfig(**{**SMALL, "cell": cell, "epochs": 4}), TEXT)
     assert result.status == "finished"
-    ppl = [row["val_ppl"] for row in result.history]
+    ppl = [row.val_ppl for row in result.history]
     assert ppl[-1] < 0.6 * ppl[0]
-    assert result.history[0]["epoch"] == 0 and len(result.history) == 5
+    assert result.history[0].epoch == 0 and len(result.history) == 5
 
 
 def test_book_split_and_bpe_run():
@@ -41,13 +41,13 @@ def test_book_split_and_bpe_run():
     result = T.train(cfg, TEXT)
     assert result.status == "finished"
     last = result.final
-    assert math.isfinite(last["val_bpb"]) and last["val_bpb"] > 0
+    assert math.isfinite(last.val_bpb) and last.val_bpb > 0
 
 
 def test_same_seed_same_losses():
     a = T.train(TrainConfig(**SMALL), TEXT)
     b = T.train(TrainConfig(**SMALL), TEXT)
-    assert [r["val_ppl"] for r in a.history] == [r["val_ppl"] for r in b.history]
+    assert [r.val_ppl for r in a.history] == [r.val_ppl for r in b.history]
 
 
 def test_stop_event_honoured_within_one_step():
@@ -62,8 +62,8 @@ def test_stop_event_honoured_within_one_step():
     result = T.train(TrainConfig(**{**SMALL, "epochs": 50}), TEXT, on_progress=on_progress, stop_event=stop,
                      report_every=0.0)
     assert result.status == "stopped"
-    assert result.history[-1]["step"] <= 4
-    assert all(math.isfinite(r["val_ppl"]) for r in result.history)
+    assert result.history[-1].step <= 4
+    assert all(math.isfinite(r.val_ppl) for r in result.history)
 
 
 def test_divergence_stops_cleanly_and_keeps_weights():
@@ -88,7 +88,7 @@ def test_text_too_short_for_config():
 
 
 def test_a_busy_server_queues_runs_and_starts_them_by_itself():
-    from ui.jobs import JobManager
+    from core.runs.jobs import JobManager
     manager = JobManager(max_cpu=1, max_gpu=0, mode="thread")
     manager.max_queue = 1
     first = manager.submit(TrainConfig(**{**SMALL, "epochs": 200}), TEXT, "s1")
@@ -110,7 +110,7 @@ def test_a_busy_server_queues_runs_and_starts_them_by_itself():
 
 
 def test_a_queued_run_can_be_cancelled():
-    from ui.jobs import JobManager
+    from core.runs.jobs import JobManager
     manager = JobManager(max_cpu=1, max_gpu=0, mode="thread")
     first = manager.submit(TrainConfig(**{**SMALL, "epochs": 200}), TEXT, "s1")
     waiting = manager.submit(TrainConfig(**SMALL), TEXT, "s2")
@@ -121,7 +121,7 @@ def test_a_queued_run_can_be_cancelled():
 
 
 def test_a_run_nobody_watches_stops_after_the_documented_time_and_is_then_dropped():
-    from ui.jobs import JobManager
+    from core.runs.jobs import JobManager
     alive = {"s": True}
     manager = JobManager(max_cpu=1, session_alive=lambda sid: alive["s"], abandon_after=1.0)
     job = manager.submit(TrainConfig(**{**SMALL, "epochs": 500}), TEXT, "s")
@@ -129,7 +129,7 @@ def test_a_run_nobody_watches_stops_after_the_documented_time_and_is_then_droppe
     alive["s"] = False
     job.thread.join(60)
     assert job.status == "stopped" and "no one watching" in job.message and job.result is not None
-    assert job.result.history[-1]["step"] > 0          # everything learnt is kept
+    assert job.result.history[-1].step > 0          # everything learnt is kept
     time.sleep(1.1)
     assert manager.for_session("other") == [] and job.id not in manager.jobs and job.result is None
 
@@ -137,7 +137,7 @@ def test_a_run_nobody_watches_stops_after_the_documented_time_and_is_then_droppe
 def test_a_reloaded_page_adopts_its_run_by_token():
     """A reload (or a network drop) gives the browser a new session: the run goes on and the new session,
     opening ?run=TOKEN, gets it back, live, then finished."""
-    from ui.jobs import JobManager
+    from core.runs.jobs import JobManager
     alive = {"old": True, "new": True}
     manager = JobManager(max_cpu=1, session_alive=lambda sid: alive.get(sid, False), abandon_after=30)
     job = manager.submit(TrainConfig(**{**SMALL, "epochs": 3}), TEXT, "old")
@@ -162,7 +162,7 @@ def test_book_init_gives_the_fused_rnn_one_hidden_bias_like_the_book():
 
 
 def test_a_run_that_cannot_fit_in_memory_is_refused_before_it_starts():
-    from core import budget
+    from core.runs import budget
     big = TrainConfig(hidden_size=2048, batch_size=8192, num_steps=512, num_train=8192, num_val=50, device="cpu")
     assert budget.estimate_bytes(big, 28) > 50 * 2**30
     assert budget.estimate_bytes(TrainConfig(), 28) < 2**30          # the book preset fits anywhere
@@ -174,7 +174,7 @@ def test_a_run_that_cannot_fit_in_memory_is_refused_before_it_starts():
 
 def test_the_memory_estimate_bounds_a_real_run():
     """The estimate is not below what a small run really allocates for its weights and activations."""
-    from core import budget
+    from core.runs import budget
     cfg = TrainConfig(**{**SMALL, "hidden_size": 128, "batch_size": 16, "num_steps": 32})
     net = T.build_model(cfg, 30, torch.device("cpu"))
     weights = sum(p.numel() for p in net.parameters())
@@ -202,9 +202,9 @@ def test_stop_skips_a_slow_validation_pass(monkeypatch):
     t0 = time.perf_counter()
     result = T.train(TrainConfig(**{**SMALL, "epochs": 50}), TEXT, on_progress=on_progress, stop_event=stop,
                      report_every=0.0)
-    assert result.status == "stopped" and result.history[-1]["step"] > 0
-    assert math.isnan(result.history[-1]["val_ppl"])          # the slow pass was skipped ...
-    assert not math.isnan(result.history[0]["val_ppl"])       # ... not the ones before
+    assert result.status == "stopped" and result.history[-1].step > 0
+    assert math.isnan(result.history[-1].val_ppl)          # the slow pass was skipped ...
+    assert not math.isnan(result.history[0].val_ppl)       # ... not the ones before
     assert time.perf_counter() - t0 < 6                       # one slow pass (epoch 0) and the stop, no second
 
 
@@ -227,5 +227,5 @@ def test_stop_lands_inside_a_long_step(cell, hidden):
     result = T.train(cfg, text, on_progress=press_stop_soon, stop_event=stop)
     waited = time.perf_counter() - stopped_at[1]
     assert result.status == "stopped" and "during step 1" in result.message
-    assert result.history[-1]["step"] == 0
+    assert result.history[-1].step == 0
     assert waited < 1.5, f"Stop took {waited:.2f} s"

@@ -5,7 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 from core import passage
-from ui.jobs import Job
+from core.runs.jobs import Job
+from core.runs.record import HistoryRow
 from ui.session import job_manager, session_id
 
 _JOB = "chapter.passage_job"
@@ -39,7 +40,7 @@ def current() -> Job | None:
     return next((j for j in job_manager().for_session(session_id()) if j.id == job_id), None)
 
 
-def history(job: Job) -> list[dict]:
+def history(job: Job) -> list[HistoryRow]:
     if job.result is not None:
         return job.result.history
     return job.progress.history if job.progress is not None else []

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.jobs import JobManager
+from core.runs.jobs import JobManager
 
 
 def session_id() -> str:

@@ -1,7 +1,7 @@
 """Sidebar facts that are costly to compute, cached once per server process."""
 import streamlit as st
 
-from core.device import describe_device
+from core.runs.device import describe_device
 from ui.session import job_manager
 
 

@@ -4,25 +4,26 @@ train() reads as the steps of a run: prepare the data, build the model, then epo
 minibatch steps (forward, loss, backward, clip, update), a validation pass and a sample after each epoch.
 Progress goes to a callback (no printing, no UI code here); a threading.Event stops a run between steps.
 A diverging run ends with the last good weights; a stopped run keeps everything learned.
-Settings: core.config. Data: core.dataset. Saved runs: core.runs. Command line: core.train_cli.
+Settings: core.config. Data: core.dataset. Saved runs: core.runs. Command line: core.runs.cli.
 """
 from __future__ import annotations
 
 import math
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 import torch
 
-from core.alloc import keep_freed_memory, release_freed_memory
-from core.budget import check_fits
-from core.config import TrainConfig
+from core.runs.alloc import keep_freed_memory, release_freed_memory
+from core.runs.budget import check_fits
+from core.runs.config import TrainConfig
+from core.runs.record import HistoryRow, Progress, RunRecord, Status
 from core.corpus import load_corpus
 from core.dataset import Data, batches, prepare_data, steps_per_epoch
-from core.device import resolve_device
-from core.interrupt import Interrupted, interruptible
+from core.runs.device import resolve_device
+from core.runs.interrupt import Interrupted, interruptible
 from core.models import RNNLM, clip_gradients, detach_state, perplexity
 from core.sampling import LanguageModel, sample
 
@@ -30,55 +31,27 @@ LN2 = math.log(2.0)
 
 
 @dataclass
-class Progress:
-    """What a running training reports: sent after every epoch and every few seconds within one."""
-
-    epoch: int                 # epochs finished (0 before the first)
-    epochs: int
-    step: int                  # optimisation steps so far
-    total_steps: int
-    train_ppl: float
-    val_ppl: float
-    val_bpb: float             # validation bits per byte
-    tokens_per_s: float
-    elapsed: float
-    eta: float
-    device: str
-    sample: str = ""
-    history: list = field(default_factory=list)
-
-
-@dataclass
-class RunRecord:
-    """What a finished run is, apart from its weights (a StoredRun in core.run_store has just this)."""
-    config: TrainConfig
-    history: list             # one dict per epoch (epoch 0 = before training)
-    status: str               # finished | stopped | diverged | time limit
-    message: str
-    elapsed: float
-    device: str
-    tokens_per_s: float
-    best_epoch: int
-
-    @property
-    def final(self) -> dict:
-        return self.history[-1] if self.history else {}
-
-
-@dataclass
 class TrainResult(RunRecord):
     lm: LanguageModel
 
     def zip_bytes(self) -> bytes:
-        from core.runs import run_zip
+        from core.runs.saved import run_zip
         return run_zip(self)
 
 
 @dataclass(frozen=True)
 class Stop:
     """Why a run ends before its last epoch."""
-    status: str
+    status: Status
     message: str
+
+
+@dataclass
+class Best:
+    """The epoch with the lowest validation loss so far, and a copy of its weights."""
+    val_ce: float
+    epoch: int
+    weights: dict
 
 
 def train(config: TrainConfig, text: str | None = None, on_progress: Callable[[Progress], None] | None = None,
@@ -131,9 +104,9 @@ def make_optimizer(params: list, config: TrainConfig, total_steps: int):
 def should_stop(config: TrainConfig, stop_event: threading.Event | None, started: float, step: int) -> Stop | None:
     """Stop asked by the learner, or the run's time limit reached."""
     if stop_event is not None and stop_event.is_set():
-        return Stop("stopped", f"stopped by the learner at step {step}")
+        return Stop(Status.STOPPED, f"stopped by the learner at step {step}")
     if config.max_seconds and time.perf_counter() - started > config.max_seconds:
-        return Stop("time limit", f"stopped at the time limit ({config.max_seconds:g} s)")
+        return Stop(Status.TIME_LIMIT, f"stopped at the time limit ({config.max_seconds:g} s)")
     return None
 
 
@@ -142,7 +115,7 @@ def diverged(loss_value: float, blowup: float, step: int) -> Stop | None:
     the stable log-softmax keeps the loss finite."""
     if math.isfinite(loss_value) and loss_value <= blowup:
         return None
-    return Stop("diverged", f"diverged at step {step + 1} (loss {loss_value}): lower the learning rate. "
+    return Stop(Status.DIVERGED, f"diverged at step {step + 1} (loss {loss_value}): lower the learning rate. "
                             "The weights from the last good step are kept.")
 
 
@@ -220,9 +193,9 @@ class Run:
         self.blowup = max(20.0, 5.0 * math.log(len(data.vocab)))
         self.device_name = str(device) if device.type == "cpu" else f"cuda ({torch.cuda.get_device_name(device)})"
         self.on_progress, self.report_every = on_progress, report_every
-        self.history: list[dict] = []
+        self.history: list[HistoryRow] = []
         self.good = LastGood(net)
-        self.best = (math.inf, 0, snapshot(net))
+        self.best = Best(math.inf, 0, snapshot(net))
         self.step = self.tokens_seen = 0
         self.val_seconds = 0.0
         self.stop_event = stop_event   # checked between steps, and polled inside long ones (core.interrupt)
@@ -246,7 +219,7 @@ class Run:
                 self.report(epoch - 1, ce_sum / ce_count)
         if ce_count:
             # Stopped by the learner: skip a validation pass that would keep them waiting (over 2 s last time).
-            quick = stop is not None and stop.status != "diverged" and self.val_seconds > 2.0
+            quick = stop is not None and stop.status != Status.DIVERGED and self.val_seconds > 2.0
             self.record(epoch, ce_sum / ce_count, validate=not quick)
         if stop is None:
             self.report(epoch, ce_sum / max(1, ce_count))
@@ -267,12 +240,12 @@ class Run:
                     loss.backward()
         except Interrupted:
             self.opt.zero_grad(set_to_none=True)
-            return math.nan, None, Stop("stopped", f"stopped by the learner during step {self.step + 1} (that "
+            return math.nan, None, Stop(Status.STOPPED, f"stopped by the learner during step {self.step + 1} (that "
                                                    "step abandoned; everything learnt before it kept)")
         if stop is None:
             grad_norm = clip_gradients(self.params, self.config.clip) if self.config.clip > 0 else 0.0
             if not math.isfinite(grad_norm):
-                stop = Stop("diverged", f"diverged at step {self.step + 1} (gradient norm {grad_norm}): "
+                stop = Stop(Status.DIVERGED, f"diverged at step {self.step + 1} (gradient norm {grad_norm}): "
                                         "lower the learning rate.")
         if stop is not None:
             self.good.restore()
@@ -322,39 +295,39 @@ class Run:
         val_ce = self.validation_cross_entropy() if validate else math.nan
         self.val_seconds = time.perf_counter() - t0 if validate else self.val_seconds
         elapsed = time.perf_counter() - self.started
-        self.history.append({
-            "epoch": epoch, "step": self.step,
-            "train_ppl": perplexity(train_ce) if math.isfinite(train_ce) else math.nan,
-            "val_ppl": perplexity(val_ce), "val_bpb": val_ce / LN2 / self.data.bytes_per_token, "val_ce": val_ce,
-            "elapsed": elapsed, "tokens_per_s": self.tokens_seen / elapsed if elapsed > 0 and self.tokens_seen else 0.0,
-            "sample": self.sample_text() if validate else ""})
-        if math.isfinite(val_ce) and val_ce < self.best[0]:
-            self.best = (val_ce, epoch, snapshot(self.net))
+        self.history.append(HistoryRow(
+            epoch=epoch, step=self.step, train_ppl=perplexity(train_ce) if math.isfinite(train_ce) else math.nan,
+            val_ppl=perplexity(val_ce), val_bpb=val_ce / LN2 / self.data.bytes_per_token, val_ce=val_ce,
+            elapsed=elapsed, tokens_per_s=self.tokens_seen / elapsed if elapsed > 0 and self.tokens_seen else 0.0,
+            sample=self.sample_text() if validate else ""))
+        if math.isfinite(val_ce) and val_ce < self.best.val_ce:
+            self.best = Best(val_ce, epoch, snapshot(self.net))
 
     def report(self, epoch: int, train_ce: float, final: bool = False) -> None:
         self.last_report = time.perf_counter()
         if self.on_progress is None:
             return
         elapsed = self.last_report - self.started
-        last = self.history[-1] if self.history else {}
+        last = self.history[-1] if self.history else None
         remaining = (self.total_steps - self.step) * (elapsed / self.step) if self.step else math.nan
         self.on_progress(Progress(
             epoch=epoch, epochs=self.config.epochs, step=self.step, total_steps=self.total_steps,
             train_ppl=perplexity(train_ce) if math.isfinite(train_ce) else math.nan,
-            val_ppl=last.get("val_ppl", math.nan), val_bpb=last.get("val_bpb", math.nan),
+            val_ppl=last.val_ppl if last else math.nan, val_bpb=last.val_bpb if last else math.nan,
             tokens_per_s=self.tokens_seen / elapsed if elapsed > 0 else 0.0, elapsed=elapsed,
-            eta=0.0 if final else remaining, device=self.device_name, sample=last.get("sample", ""),
+            eta=0.0 if final else remaining, device=self.device_name, sample=last.sample if last else "",
             history=list(self.history)))
 
     def finish(self, stop: Stop | None, keep_best: bool) -> TrainResult:
-        status, message = (stop.status, stop.message) if stop else ("finished", f"finished {self.config.epochs} epochs")
-        if keep_best and self.best[0] < math.inf:
-            self.net.load_state_dict(self.best[2])
-            message += f"; kept the best epoch ({self.best[1]}) by validation loss"
+        status, message = (stop.status, stop.message) if stop else (Status.FINISHED,
+                                                                      f"finished {self.config.epochs} epochs")
+        if keep_best and self.best.val_ce < math.inf:
+            self.net.load_state_dict(self.best.weights)
+            message += f"; kept the best epoch ({self.best.epoch}) by validation loss"
         last = self.history[-1]
-        self.report(last["epoch"], math.log(last["train_ppl"]) if last["train_ppl"] > 0 else math.nan, final=True)
+        self.report(last.epoch, math.log(last.train_ppl) if last.train_ppl > 0 else math.nan, final=True)
         elapsed = time.perf_counter() - self.started
         self.net.eval()  # the finished model is for sampling and evaluation: dropout off
-        self.lm.meta.update({"status": status, "message": message, "best_epoch": self.best[1]})
+        self.lm.meta.update({"status": str(status), "message": message, "best_epoch": self.best.epoch})
         return TrainResult(self.config, self.history, status, message, elapsed, self.device_name,
-                           self.tokens_seen / elapsed if elapsed > 0 else 0.0, self.best[1], lm=self.lm)
+                           self.tokens_seen / elapsed if elapsed > 0 else 0.0, self.best.epoch, lm=self.lm)

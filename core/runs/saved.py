@@ -12,7 +12,7 @@ import torch
 from safetensors.torch import load as st_load, save as st_save
 
 from core import __version__
-from core.device import resolve_device
+from core.runs.device import resolve_device
 from core.models import ModelSpec, RNNLM
 from core.sampling import LanguageModel
 from core.tokens import vocab_from_dict
@@ -30,12 +30,12 @@ def run_metadata(result, extra: dict | None = None) -> dict:
         "model": result.lm.net.spec.to_dict(),
         "vocab": result.lm.vocab.to_dict(),
         "cleaning": result.lm.cleaning,
-        "status": result.status,
+        "status": str(result.status),
         "message": result.message,
         "device": result.device,
         "elapsed_s": round(result.elapsed, 3),
         "tokens_per_s": round(result.tokens_per_s, 1),
-        "history": result.history,
+        "history": [row.to_dict() for row in result.history],
         **(extra or {}),
     }
 
@@ -45,12 +45,13 @@ def weights_bytes(net: RNNLM) -> bytes:
     return st_save(tensors)
 
 
-def metrics_csv(history: list[dict]) -> str:
+def metrics_csv(history: list) -> str:
+    """One line per epoch (core.runs.record.HistoryRow), the columns of METRIC_COLUMNS."""
     buf = io.StringIO()
     w = csv.writer(buf)
     w.writerow(METRIC_COLUMNS)
     for row in history:
-        w.writerow([row.get(c, "") for c in METRIC_COLUMNS])
+        w.writerow([getattr(row, c) for c in METRIC_COLUMNS])
     return buf.getvalue()
 
 

@@ -18,11 +18,11 @@ import torch
 
 from core.assets import ASSETS, META, WEIGHTS
 from core.corpus import CORPUS_SHA1, load_corpus, sha1_of
-from core.config import TrainConfig, with_overrides
+from core.runs.config import TrainConfig, with_overrides
 from core.dataset import prepare_data
-from core.runs import run_metadata, weights_bytes
-from core.train import LN2, stream_cross_entropy, train
-from core.train_cli import progress_bar
+from core.runs.saved import run_metadata, weights_bytes
+from core.runs.loop import LN2, stream_cross_entropy, train
+from core.runs.cli import progress_bar
 
 COMMAND = "python -m core pretrain"
 

@@ -9,7 +9,7 @@ sub-folder per run named by the run's unguessable token (never by anything a lea
 - progress.jsonl: one line per progress report, appended by whoever trains it (a reader skips a half-written
   last line, so it can read while the run writes);
 - stop: present once someone asked the run to stop (any web process may ask; the trainer polls it);
-- weights.safetensors, run.json, metrics.csv: the finished run (core.runs.save_run), weights read back only
+- weights.safetensors, run.json, metrics.csv: the finished run (core.runs.saved.save_run), weights read back only
   when a learner asks for them (sampling, download).
 Old runs are deleted by age and total size (cleanup), never a run that is still going.
 """
@@ -22,42 +22,46 @@ import re
 import shutil
 import time
 import zipfile
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-from core.config import TrainConfig
 from core.corpus import cache_dir
-from core.train import RunRecord
+from core.runs.config import TrainConfig
+from core.runs.record import Progress, RunRecord, Sample, Status, rows_from, samples_of
 
 ENV_STORE = "RNNLAB_RUNS_DIR"
 ENV_STORE_OLD = "RNNLAB_RUN_STORE"
 FILES = ("weights.safetensors", "run.json", "metrics.csv")   # the saved run, as downloaded
 LIVE_FILES = ("request.json", "state.json", "progress.jsonl")  # the run while it goes (and after)
-ACTIVE = ("queued", "running")
-_KEY = re.compile(r"^[A-Za-z0-9_-]{6,64}$")
+_KEY = re.compile(r"[A-Za-z0-9_-]{6,64}")
 
 
 def store_root() -> Path:
     return Path(os.environ.get(ENV_STORE) or os.environ.get(ENV_STORE_OLD) or cache_dir() / "runs")
 
 
+def is_key(key) -> bool:
+    """Whether key can name a run: 6 to 64 ASCII letters, digits, '-' or '_' and nothing else."""
+    return isinstance(key, str) and _KEY.fullmatch(key) is not None
+
+
 def run_folder(key: str, root: Path | None = None) -> Path:
     """The folder of the run with this key (a token of letters, digits, - and _; never a path)."""
-    if not isinstance(key, str) or not _KEY.match(key):
+    if not is_key(key):
         raise ValueError("A run's key is 6 to 64 letters, digits, '-' or '_'.")
     return (root or store_root()) / key
 
 
 @dataclass
 class StoredRun(RunRecord):
-    """A finished run on disk: a core.train.RunRecord and its folder (lm is read from it on demand)."""
+    """A finished run on disk: a core.runs.record.RunRecord and its folder (lm is read from it on demand)."""
 
     folder: Path = Path()
 
     @property
     def lm(self):
         """The trained model, read back from the folder (never unpickled)."""
-        from core.runs import load_run
+        from core.runs.saved import load_run
         return load_run(self.folder)
 
     def zip_bytes(self) -> bytes:
@@ -72,7 +76,8 @@ class StoredRun(RunRecord):
     def read(cls, folder: Path) -> "StoredRun":
         try:
             meta = json.loads((Path(folder) / "run.json").read_text(encoding="utf-8"))
-            return cls(TrainConfig.from_dict(meta["config"]), meta["history"], meta["status"], meta["message"],
+            return cls(TrainConfig.from_dict(meta["config"]), rows_from(meta["history"]),
+                       Status.parse(meta["status"]), str(meta["message"]),
                        float(meta["elapsed_s"]), meta["device"], float(meta["tokens_per_s"]),
                        int(meta.get("best_epoch", 0)), folder=Path(folder))
         except (OSError, KeyError, TypeError, ValueError) as exc:
@@ -82,7 +87,7 @@ class StoredRun(RunRecord):
 def save(result, key: str, root: Path | None = None) -> StoredRun:
     """Write a finished TrainResult to the store and return it as a StoredRun (its weights no longer needed
     in memory). ValueError when the store cannot be written."""
-    from core.runs import save_run
+    from core.runs.saved import save_run
     folder = save_run(result, run_folder(key, root), {"best_epoch": result.best_epoch})
     return StoredRun.read(folder)
 
@@ -108,17 +113,17 @@ def create(key: str, config: TrainConfig, name: str, device: str, root: Path | N
         folder.mkdir(parents=True, exist_ok=True)
         _write_atomically(folder / "request.json", json.dumps(
             {"config": config.to_dict(), "name": name, "device": device, "created": time.time()}))
-        set_state(key, "queued", "", root)
+        set_state(key, Status.QUEUED, "", root)
     except OSError as exc:
         raise ValueError(f"The run store ({folder.parent}) cannot be written: {exc.strerror or exc}.") from None
     return folder
 
 
-def set_state(key: str, status: str, message: str = "", root: Path | None = None) -> None:
+def set_state(key: str, status: Status, message: str = "", root: Path | None = None) -> None:
     folder = run_folder(key, root)
     if folder.is_dir():
-        _write_atomically(folder / "state.json",
-                          json.dumps({"status": status, "message": message, "updated": time.time()}))
+        _write_atomically(folder / "state.json", json.dumps(
+            {"status": str(Status.parse(status)), "message": message, "updated": time.time()}))
 
 
 class ProgressWriter:
@@ -129,13 +134,12 @@ class ProgressWriter:
         self.path = run_folder(key, root) / "progress.jsonl"
         self.rows_written = 0
 
-    def write(self, progress) -> None:
-        d = asdict(progress)
-        history = d.pop("history")
-        line = json.dumps({"p": d, "rows": history[self.rows_written:]})
+    def write(self, progress: Progress) -> None:
+        rows = [row.to_dict() for row in progress.history[self.rows_written:]]
+        line = json.dumps({"p": progress.to_dict(with_history=False), "rows": rows})
         with open(self.path, "a", encoding="utf-8") as f:
             f.write(line + "\n")
-        self.rows_written = len(history)
+        self.rows_written = len(progress.history)
 
 
 def request_stop(key: str, root: Path | None = None) -> None:
@@ -157,41 +161,74 @@ class LiveRun:
     name: str
     device: str
     created: float
-    status: str
+    status: Status
     message: str
     updated: float
-    progress: dict | None = None                   # the latest report, as core.train.Progress(**d) takes it
-    samples: list = field(default_factory=list)    # (epoch, text)
+    progress: Progress | None = None       # the latest report, with the whole history so far
 
     @property
     def active(self) -> bool:
-        return self.status in ACTIVE
+        return self.status.active
+
+    @property
+    def samples(self) -> list[Sample]:
+        return samples_of(self.progress.history) if self.progress else []
 
 
 def _json(path: Path) -> dict:
-    return json.loads(path.read_text(encoding="utf-8"))
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict):
+        raise ValueError(f"{path.name} does not hold an object")
+    return data
 
 
-def read_progress(folder: Path) -> tuple[dict | None, list]:
-    """The run's latest progress report (a dict core.train.Progress(**d) takes, with the whole history) and its
-    samples [(epoch, text)], from the progress file; a last line the trainer is still writing is skipped, so
-    this can be read while the run writes."""
-    try:
-        lines = (Path(folder) / "progress.jsonl").read_text(encoding="utf-8").split("\n")
-    except OSError:
-        return None, []
-    last, history, samples = None, [], []
-    for line in lines:
+class ProgressReader:
+    """Reads a run's progress file as it grows: each read() parses only the lines added since the last one and
+    returns the latest report with the whole history, or None when nothing new has come. A last line the
+    trainer is still writing is left for the next read, so this can read while the run writes."""
+
+    def __init__(self, folder: Path):
+        self.path = Path(folder) / "progress.jsonl"
+        self.offset = 0
+        self.history: list = []
+        self.latest: Progress | None = None
+
+    def read(self) -> Progress | None:
         try:
-            entry = json.loads(line)
-            p, rows = dict(entry["p"]), list(entry["rows"])
-        except (json.JSONDecodeError, KeyError, TypeError):
-            break   # the half-written last line (or the empty string after the final newline)
-        history.extend(rows)
-        last = {**p, "history": list(history)}
-        if p.get("sample") and (not samples or samples[-1][0] != p.get("epoch")):
-            samples.append((p.get("epoch"), p["sample"]))
-    return last, samples
+            with open(self.path, "rb") as f:
+                f.seek(self.offset)
+                chunk = f.read()
+        except OSError:
+            return None
+        new = None
+        for line in chunk.split(b"\n")[:-1]:   # the bytes after the last newline are still being written
+            self.offset += len(line) + 1
+            try:
+                entry = json.loads(line)
+                rows = rows_from(entry["rows"], "a progress line's rows")
+                self.history.extend(rows)
+                new = Progress.from_dict(entry["p"], list(self.history))
+            except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, ValueError):
+                continue   # a damaged line is passed over; the rest of the file still counts
+        if new is not None:
+            self.latest = new
+        return new
+
+
+def read_progress(folder: Path) -> Progress | None:
+    """The run's latest progress report with its whole history, from the progress file (None before any)."""
+    reader = ProgressReader(folder)
+    reader.read()
+    return reader.latest
+
+
+def read_state(key: str, root: Path | None = None) -> tuple[Status, str] | None:
+    """The run's status and message, or None when its state cannot be read (yet)."""
+    try:
+        state = _json(run_folder(key, root) / "state.json")
+        return Status.parse(state["status"]), str(state["message"])
+    except (OSError, KeyError, TypeError, ValueError):
+        return None
 
 
 def read_live(key: str, root: Path | None = None) -> LiveRun | None:
@@ -200,8 +237,8 @@ def read_live(key: str, root: Path | None = None) -> LiveRun | None:
     try:
         req, state = _json(folder / "request.json"), _json(folder / "state.json")
         return LiveRun(key, TrainConfig.from_dict(req["config"]), str(req["name"]), str(req["device"]),
-                       float(req["created"]), str(state["status"]), str(state["message"]), float(state["updated"]),
-                       *read_progress(folder))
+                       float(req["created"]), Status.parse(state["status"]), str(state["message"]),
+                       float(state["updated"]), read_progress(folder))
     except (OSError, KeyError, TypeError, ValueError):
         return None
 
@@ -220,13 +257,13 @@ def cleanup(max_age_s: float, max_total_bytes: float, root: Path | None = None, 
     now = time.time() if now is None else now
     runs, total = [], 0
     for folder in (root.iterdir() if root.is_dir() else []):
-        if not folder.is_dir() or not _KEY.match(folder.name):
+        if not folder.is_dir() or not is_key(folder.name):
             continue
         size = _size(folder)
         total += size   # runs that go count towards the total too, though they are never deleted
         try:
             state = _json(folder / "state.json")
-            going = state.get("status") in ACTIVE and now - float(state.get("updated", 0)) < stale_s
+            going = Status.parse(state.get("status")).active and now - float(state.get("updated", 0)) < stale_s
         except (OSError, ValueError, TypeError, AttributeError):
             going = False
         if not going:

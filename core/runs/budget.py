@@ -7,7 +7,7 @@ from pathlib import Path
 import torch
 
 from core.cells import get_cell
-from core.config import TrainConfig
+from core.runs.config import TrainConfig
 
 FLOAT = 4                      # bytes: training works in float32
 

@@ -9,11 +9,12 @@ import argparse
 import math
 import sys
 
-from core.config import PRESETS, SETTINGS, with_overrides
+from core.runs.config import PRESETS, SETTINGS, with_overrides
 from core.corpus import load_corpus
-from core.device import DEVICES
-from core.runs import check_writable, save_run
-from core.train import Progress, train
+from core.runs.device import DEVICES
+from core.runs.saved import check_writable, save_run
+from core.runs.loop import train
+from core.runs.record import Progress
 
 
 def progress_bar(p: Progress, width: int = 30) -> str:

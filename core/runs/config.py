@@ -11,7 +11,7 @@ from typing import Literal, Sequence
 
 from core.cells import CELL_NAMES, CELLS
 from core.corpus import CLEANINGS
-from core.device import DEVICES
+from core.runs.device import DEVICES
 from core.models import ModelSpec
 from core.settings import Setting, as_text, declared, setting, short
 

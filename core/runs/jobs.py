@@ -1,9 +1,10 @@
-"""Training runs, shared by the whole server process: each trains in its own process (core.worker; the default,
+"""Training runs, shared by the whole server process: each trains in its own process (core.runs.worker; the default,
 RNNLAB_TRAIN_IN=process), in a thread of the server (RNNLAB_TRAIN_IN=thread) or as a Ray task (RNNLAB_RAY_ADDRESS
-set; ui.launchers), and every run is a folder in the run store on disk (core.run_store): the server keeps a
+set; core.runs.launchers), and every run is a folder in the run store on disk (core.runs.store): the server keeps a
 finished run's numbers, not its weights, and any web process can find a run there by its token.
 
-A relay thread per run only moves the run's reports into its Job; it never calls st.*. Pages read the Job
+A follower thread per run reads the run's folder (launchers.follow) and moves what it says into its Job; it
+never calls st.*. Pages read the Job
 from a fragment that refreshes about once a second while the run goes. A process-wide limit bounds concurrent runs
 (RNNLAB_MAX_CPU_RUNS, default 1; RNNLAB_MAX_GPU_RUNS, default one per GPU); other learners' runs wait in a
 queue (RNNLAB_MAX_QUEUE per device) and start by themselves.
@@ -21,7 +22,6 @@ import itertools
 import math
 import os
 import secrets
-import subprocess
 import threading
 import time
 import traceback
@@ -30,10 +30,10 @@ from typing import Callable
 
 import torch
 
-from core import run_store
-from core.config import TrainConfig
-from core.train import Progress, TrainResult
-from ui import launchers
+from core.runs import launchers, store
+from core.runs.config import TrainConfig
+from core.runs.launchers import Ended, Message, Reported, Saved, Trainer
+from core.runs.record import Progress, Sample, Status, samples_of
 
 MODES = tuple(launchers.LAUNCHERS)
 
@@ -47,32 +47,35 @@ class Job:
     session_id: str
     config: TrainConfig
     device: str
-    status: str = "starting"  # queued | starting | running | finished | stopped | diverged | time limit | error
+    status: Status = Status.STARTING
     message: str = ""
     progress: Progress | None = None
-    result: TrainResult | run_store.StoredRun | None = None   # a StoredRun once saved: no weights in memory
-    samples: list = field(default_factory=list)   # (epoch, text)
-    stop_event: threading.Event = field(default_factory=threading.Event)
+    result: store.StoredRun | None = None   # once saved: its numbers; weights are read from its folder on demand
+    stop_event: threading.Event = field(default_factory=threading.Event)   # set once a stop was asked for
     token: str = field(default_factory=lambda: secrets.token_urlsafe(9))   # the run's address: ?run=TOKEN
     unwatched_since: float | None = None   # when its session was first seen gone (None: watched)
-    thread: threading.Thread | None = None
-    process: "subprocess.Popen | None" = None   # its training process (RNNLAB_TRAIN_IN=process)
-    ray_ref: object = None                      # its Ray task (RNNLAB_RAY_ADDRESS)
+    thread: threading.Thread | None = None  # the follower
+    trainer: Trainer | None = None          # what trains it (launchers): a process, a thread, a Ray task
 
     text: str | None = None                 # the training text, held only while the run waits in the queue
 
     @property
     def active(self) -> bool:
         """Waiting or training: something the page shows can still change."""
-        return self.status in ("queued", "starting", "running")
+        return self.status.active
 
     @property
     def training(self) -> bool:
-        return self.status in ("starting", "running")
+        return self.status.training
 
     @property
     def stopping(self) -> bool:
         return self.active and self.stop_event.is_set()
+
+    @property
+    def samples(self) -> list[Sample]:
+        """The samples written after each epoch so far."""
+        return samples_of(self.progress.history) if self.progress else []
 
 
 class JobManager:
@@ -104,7 +107,7 @@ class JobManager:
             return
         self.cleaned_at = time.time()
         try:
-            run_store.cleanup_from_env()
+            store.cleanup_from_env()
         except (OSError, ValueError):
             pass
 
@@ -141,9 +144,9 @@ class JobManager:
                                  f"{waiting} more are waiting, its most: try again in a few minutes.")
             job_id = next(_ids)
             job = Job(job_id, name or f"run {job_id}", session_id, config, kind)
-            run_store.create(job.token, config, job.name, kind)   # its folder: found again from any process
+            store.create(job.token, config, job.name, kind)   # its folder: found again from any process
             if must_wait:
-                job.status, job.text = "queued", text
+                job.status, job.text = Status.QUEUED, text
                 self.jobs[job_id] = job
                 self.queue.append(job)
                 return job
@@ -152,32 +155,33 @@ class JobManager:
         return job
 
     def _launch(self, job: Job, text: str) -> None:
-        job.thread = threading.Thread(target=self._work, args=(job, text), name=f"rnnlab-train-{job.id}",
+        job.thread = threading.Thread(target=self._work, args=(job, text), name=f"rnnlab-run-{job.id}",
                                       daemon=True)
         job.thread.start()
 
     def _work(self, job: Job, text: str) -> None:
-        """Train the run with this manager's launcher, relaying its reports into the Job until it ends."""
+        """Start the run with this manager's launcher and follow it in the store until it ends."""
         try:
-            launchers.LAUNCHERS[self.mode](job, text, lambda kind, payload: self._relay(job, kind, payload))
+            job.trainer = launchers.LAUNCHERS[self.mode](launchers.request_for(job.token, job.config, text),
+                                                          job.device)
+            launchers.follow(job.token, job.trainer, lambda message: self._on(job, message))
         except Exception as exc:  # a bug must not kill the server: report it on the page
-            job.status, job.message = "error", f"training failed: {exc}"
+            job.status, job.message = Status.ERROR, f"training failed: {exc}"
             traceback.print_exc()
         finally:
+            if isinstance(job.trainer, launchers.ProcessTrainer):
+                job.trainer.close()
             self.unwatched_for(job)
             self._start_next(job.device)
 
-    def _relay(self, job: Job, kind: str, payload) -> None:
-        if kind == "progress":
-            self._on_progress(job, Progress(**payload))
-        elif kind == "samples":
-            job.samples = [tuple(s) for s in payload]
-        elif kind == "done":
-            self._finished(job, run_store.StoredRun.read(run_store.run_folder(job.token)))
-        elif kind == "ended":
-            job.status, job.message = payload
-        else:
-            job.status, job.message = "error", str(payload)
+    def _on(self, job: Job, message: Message) -> None:
+        match message:
+            case Reported(progress):
+                self._on_progress(job, progress)
+            case Saved():
+                self._finished(job, store.StoredRun.read(store.run_folder(job.token)))
+            case Ended(status, text):
+                job.status, job.message = status, text
 
     def position(self, job: Job) -> int:
         """1 for the next run to start on its device, 2 for the one after it, ...; 0 when not waiting."""
@@ -197,10 +201,10 @@ class JobManager:
                 self.queue.remove(nxt)
                 text, nxt.text = nxt.text, None
                 if self.unwatched_for(nxt) > self.abandon_after:
-                    nxt.status, nxt.message = "stopped", "cancelled before it started: no one was watching"
-                    run_store.set_state(nxt.token, nxt.status, nxt.message)
+                    nxt.status, nxt.message = Status.STOPPED, "cancelled before it started: no one was watching"
+                    store.set_state(nxt.token, nxt.status, nxt.message)
                     continue
-                nxt.status = "starting"
+                nxt.status = Status.STARTING
             self._launch(nxt, text)
 
     def unwatched_for(self, job: Job) -> float:
@@ -213,10 +217,8 @@ class JobManager:
         return time.time() - job.unwatched_since
 
     def _on_progress(self, job: Job, p: Progress) -> None:
-        job.status = "running"
+        job.status = Status.RUNNING
         job.progress = p
-        if p.sample and (not job.samples or job.samples[-1][0] != p.epoch):
-            job.samples.append((p.epoch, p.sample))
         self._stop_if_abandoned(job)
 
     def _stop_if_abandoned(self, job: Job) -> None:
@@ -231,11 +233,10 @@ class JobManager:
         job.status = result.status
 
     def _request_stop(self, job: Job) -> None:
-        """Ask the run to stop: in this process, in its training process, and in the store (any trainer)."""
+        """Ask the run to stop, through the store: whatever trains it, wherever, looks there."""
         job.stop_event.set()
-        launchers.stop_process(job)
         try:
-            run_store.request_stop(job.token)
+            store.request_stop(job.token)
         except (OSError, ValueError):
             pass
 
@@ -247,8 +248,8 @@ class JobManager:
         with self.lock:
             if job in self.queue:
                 self.queue.remove(job)
-                job.status, job.message, job.text = "stopped", "cancelled before it started", None
-                run_store.set_state(job.token, job.status, job.message)
+                job.status, job.message, job.text = Status.STOPPED, "cancelled before it started", None
+                store.set_state(job.token, job.status, job.message)
                 return
         self._request_stop(job)
 
@@ -261,32 +262,30 @@ class JobManager:
     def adopt(self, token: str, session_id: str) -> Job | None:
         """Hand the run with this token to session_id (a reloaded or new tab), from this server's memory or else
         from the run store (a run of another web process, or from before a restart); None if there is none."""
+        if not store.is_key(token):   # not a run's key at all (compare_digest also needs ASCII)
+            return None
         with self.lock:
             for job in self.jobs.values():
-                if secrets.compare_digest(job.token, str(token)):
+                if secrets.compare_digest(job.token, token):
                     job.session_id, job.unwatched_since = session_id, None
                     return job
-        try:
-            live = run_store.read_live(str(token))
-        except ValueError:   # not a run key at all
-            return None
+        live = store.read_live(token)
         return None if live is None else self._from_store(live, session_id)
 
-    def _from_store(self, live: run_store.LiveRun, session_id: str) -> Job:
-        if live.status == "queued" and time.time() - live.updated > self.abandon_after:
+    def _from_store(self, live: store.LiveRun, session_id: str) -> Job:
+        if live.status == Status.QUEUED and time.time() - live.updated > self.abandon_after:
             # queues live in a web process's memory: this one's server has stopped since
-            live.status, live.message = "stopped", "it waited in the queue of a server that has since stopped"
-            run_store.set_state(live.key, live.status, live.message)
+            live.status, live.message = Status.STOPPED, "it waited in the queue of a server that has since stopped"
+            store.set_state(live.key, live.status, live.message)
         job = Job(next(_ids), live.name, session_id, live.config, live.device, status=live.status,
-                  message=live.message, token=live.key, samples=list(live.samples),
-                  progress=Progress(**live.progress) if live.progress else None)
+                  message=live.message, token=live.key, progress=live.progress)
         if live.active:   # trained elsewhere (another web process, a Ray task): follow it in the store
             job.thread = threading.Thread(target=self._follow, args=(job,), daemon=True)
         else:
             try:
-                job.result = run_store.StoredRun.read(run_store.run_folder(live.key))
+                job.result = store.StoredRun.read(store.run_folder(live.key))
             except ValueError:
-                job.status = "error" if live.status != "error" else live.status
+                job.status = Status.ERROR
                 job.message = live.message or "the run ended before anything was saved; its curve is kept"
         with self.lock:
             self.jobs[job.id] = job
@@ -296,9 +295,9 @@ class JobManager:
 
     def _follow(self, job: Job) -> None:
         try:
-            launchers.follow_store(job, lambda kind, payload: self._relay(job, kind, payload))
+            launchers.follow(job.token, launchers.Elsewhere(), lambda message: self._on(job, message))
         except Exception as exc:  # a bug must not kill the server: report it on the page
-            job.status, job.message = "error", f"following the run failed: {exc}"
+            job.status, job.message = Status.ERROR, f"following the run failed: {exc}"
 
     def eta(self, job: Job) -> float | None:
         """About how many seconds until a queued run starts, from the runs training now (their own estimates)
@@ -335,5 +334,5 @@ class JobManager:
         if job is not None:
             self._request_stop(job)
             job.result = None  # free the weights
-            run_store.delete(job.token)
+            store.delete(job.token)
 

@@ -1,0 +1,193 @@
+"""Where a training run executes, one launcher per mode (RNNLAB_TRAIN_IN; core.runs.jobs picks one):
+
+- process (the default): `python -m core.runs.worker`, a lower-priority process of its own;
+- thread: a thread of the web server (for debugging);
+- ray: a Ray task (RNNLAB_RAY_ADDRESS set), asking for a GPU when the run trains on CUDA, so a class's runs
+  spread over a Ray cluster whose nodes all see the run store at the same path (a shared volume).
+
+A launcher only starts the trainer (core.runs.worker.run) and returns a Trainer, which says when it has ended.
+Everything else goes through the run's folder in the store, the one channel for every mode: the trainer writes
+its state, progress and result there, and a stop is asked for there (core.runs.store.request_stop). follow()
+turns what the store says into messages (Reported, Saved, Ended) for core.runs.jobs. Nothing here calls st.*.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Protocol
+
+from core.runs import store, worker
+from core.runs.record import Progress, Status
+
+PROJECT = Path(__file__).resolve().parents[2]   # where `python -m core.runs.worker` is found
+FOLLOW_EVERY_S = 0.25                             # how often a followed run's folder is read
+
+
+# ---- messages from a followed run --------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Reported:
+    """A new progress report (with the whole history so far)."""
+    progress: Progress
+
+
+@dataclass(frozen=True)
+class Saved:
+    """The run ended and is in the store: read it with store.StoredRun.read."""
+    status: Status
+    message: str
+
+
+@dataclass(frozen=True)
+class Ended:
+    """The run ended with nothing saved: failed, or cancelled before it started."""
+    status: Status
+    message: str
+
+
+Message = Reported | Saved | Ended
+
+
+class Trainer(Protocol):
+    def ended(self) -> str | None:
+        """None while the trainer goes; else why it ended (it may have written its final state just before)."""
+
+
+# ---- launchers ---------------------------------------------------------------------------------------------------
+
+def request_for(token: str, config, text: str) -> dict:
+    return {"config": config.to_dict(), "text": text, "key": token, "root": str(store.store_root())}
+
+
+@dataclass
+class ThreadTrainer:
+    thread: threading.Thread
+
+    def ended(self) -> str | None:
+        return None if self.thread.is_alive() else "the training thread ended without saving the run"
+
+
+def in_thread(request: dict, device: str) -> ThreadTrainer:
+    thread = threading.Thread(target=worker.run, args=(request,), name=f"rnnlab-train-{request['key']}",
+                              daemon=True)
+    thread.start()
+    return ThreadTrainer(thread)
+
+
+@dataclass
+class ProcessTrainer:
+    process: subprocess.Popen
+
+    def ended(self) -> str | None:
+        code = self.process.poll()
+        return None if code is None else f"the training process ended without a word (exit code {code})"
+
+    def close(self) -> None:
+        """Let the process go (it has ended, or the run is being forgotten: a closed stdin stops it)."""
+        try:
+            self.process.stdin.close()
+            self.process.wait(timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            self.process.kill()
+
+
+def in_process(request: dict, device: str) -> ProcessTrainer:
+    """Start `python -m core.runs.worker` with the request; its stdin stays open as long as the server lives."""
+    proc = subprocess.Popen([sys.executable, "-m", "core.runs.worker"], cwd=PROJECT, text=True, encoding="utf-8",
+                            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+    proc.stdin.write(json.dumps(request) + "\n")
+    proc.stdin.flush()
+    return ProcessTrainer(proc)
+
+
+@dataclass
+class RayTrainer:
+    ray: object
+    ref: object
+
+    def ended(self) -> str | None:
+        ready, _ = self.ray.wait([self.ref], timeout=0)
+        if not ready:
+            return None
+        try:
+            self.ray.get(self.ref)
+            return "the Ray task ended without saving the run"
+        except Exception as exc:   # the task itself failed (a lost node, a killed worker)
+            return f"the Ray task failed ({type(exc).__name__})"
+
+
+def ray_address() -> str | None:
+    return os.environ.get("RNNLAB_RAY_ADDRESS") or None
+
+
+def ray_module():
+    """Ray, connected: to RNNLAB_RAY_ADDRESS, or to whatever ray.init() the process already made (tests)."""
+    try:
+        import ray
+    except ImportError:
+        raise ValueError("RNNLAB_RAY_ADDRESS is set but Ray is not installed: pip install -r requirements-ray.txt"
+                         ) from None
+    if not ray.is_initialized():
+        ray.init(address=ray_address(), runtime_env={"py_modules": [str(PROJECT / "core")]},
+                 log_to_driver=False, ignore_reinit_error=True)
+    return ray
+
+
+def ray_gpus() -> int:
+    try:
+        return int(ray_module().cluster_resources().get("GPU", 0))
+    except Exception:   # a cluster that cannot be reached has no GPUs for us; the run itself will say why
+        return 0
+
+
+def in_ray(request: dict, device: str) -> RayTrainer:
+    """Submit the run as a Ray task: one CPU, and one GPU when it trains on CUDA."""
+    ray = ray_module()
+    task = ray.remote(worker.train_into_store).options(num_cpus=1, num_gpus=1 if device == "cuda" else 0,
+                                                       max_retries=0)
+    return RayTrainer(ray, task.remote(request))
+
+
+LAUNCHERS: dict[str, Callable[[dict, str], Trainer]] = {"process": in_process, "thread": in_thread, "ray": in_ray}
+
+
+class Elsewhere:
+    """A run trained by something this process cannot see (another web process): it never 'ends' from here."""
+
+    def ended(self) -> str | None:
+        return None
+
+
+# ---- following a run through the store ----------------------------------------------------------------------------
+
+def follow(token: str, trainer: Trainer, on: Callable[[Message], None], every: float = FOLLOW_EVERY_S,
+           stale_s: float = 600.0) -> None:
+    """Send on() what the run's folder says until the run ends: a Reported for each new report, then one Saved or
+    Ended. A run whose trainer ended without a final state, or that has not moved for stale_s, is marked failed."""
+    reader, last_change = store.ProgressReader(store.run_folder(token)), time.time()
+    while True:
+        why = trainer.ended()   # asked first: a trainer that has ended has written its last state already
+        new = reader.read()
+        if new is not None:
+            last_change = time.time()
+            on(Reported(new))
+        status, message = store.read_state(token) or (None, "")
+        if status is not None and not status.active:
+            saved = status != Status.ERROR and (store.run_folder(token) / "run.json").exists()
+            on((Saved if saved else Ended)(status, message))
+            return
+        if status == Status.QUEUED:   # in another process's queue: no reports yet
+            last_change = time.time()
+        if why is not None or time.time() - last_change > stale_s:
+            message = (why or f"nothing new for {stale_s:g} s: its trainer seems to be gone") + \
+                "; the curve so far is kept"
+            store.set_state(token, Status.ERROR, message)
+            on(Ended(Status.ERROR, message))
+            return
+        time.sleep(every)

@@ -1,0 +1,166 @@
+"""What a run is, as data: its status, one row of its history per epoch, a progress report and the record of a
+finished run. No torch and no training loop here, so reading a stored run (core.runs.store) stays cheap.
+
+Every type converts to and from plain JSON data (to_dict / from_dict), which is how the run store, the worker's
+progress file and run.json hold them; from_dict names what is wrong with damaged data in a ValueError.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, fields
+from enum import StrEnum
+
+
+class Status(StrEnum):
+    """Where a run stands. A StrEnum: it is its own text in JSON, and compares equal to it."""
+
+    QUEUED = "queued"          # waiting for a training slot
+    STARTING = "starting"      # handed to its trainer, no report yet
+    RUNNING = "running"
+    FINISHED = "finished"      # every epoch done
+    STOPPED = "stopped"        # by the learner, by nobody watching, or cancelled while queued
+    DIVERGED = "diverged"      # a NaN or exploding loss; the last good weights are kept
+    TIME_LIMIT = "time limit"
+    ERROR = "error"            # failed; whatever was reported so far is kept
+
+    @property
+    def active(self) -> bool:
+        """Waiting or training: something a page shows can still change."""
+        return self in (Status.QUEUED, Status.STARTING, Status.RUNNING)
+
+    @property
+    def training(self) -> bool:
+        return self in (Status.STARTING, Status.RUNNING)
+
+    @classmethod
+    def parse(cls, value) -> "Status":
+        try:
+            return cls(value)
+        except ValueError:
+            raise ValueError(f"unknown run status {str(value)[:40]!r}") from None
+
+
+def _number(name: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        if value is None:   # JSON has no NaN: written as null by some writers
+            return math.nan
+        raise ValueError(f"{name} is not a number")
+    return float(value)
+
+
+def _from_fields(cls, data, what: str):
+    """cls built from the known keys of a dict (unknown keys are ignored, missing ones take their defaults);
+    ValueError naming what is wrong."""
+    if not isinstance(data, dict):
+        raise ValueError(f"{what} is not an object")
+    known = {f.name: f for f in fields(cls)}
+    values = {}
+    for name, value in data.items():
+        f = known.get(name)
+        if f is None:
+            continue
+        if f.type in ("int", int):
+            values[name] = int(_number(f"{what}'s {name}", value))
+        elif f.type in ("float", float):
+            values[name] = _number(f"{what}'s {name}", value)
+        elif f.type in ("str", str):
+            values[name] = str(value)
+        else:
+            values[name] = value
+    try:
+        return cls(**values)
+    except TypeError as exc:
+        raise ValueError(f"{what} lacks a field ({exc})") from None
+
+
+@dataclass
+class HistoryRow:
+    """One epoch of a run (epoch 0 is before the first step)."""
+
+    epoch: int
+    step: int                  # optimisation steps so far
+    train_ppl: float           # over the epoch's minibatches (NaN at epoch 0 outside the book split)
+    val_ppl: float             # NaN when the validation pass was skipped or stopped
+    val_bpb: float             # validation bits per byte
+    val_ce: float              # validation cross-entropy, nats per token
+    elapsed: float             # seconds since the run started
+    tokens_per_s: float
+    sample: str = ""           # a sample after the epoch ("" when skipped)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data) -> "HistoryRow":
+        return _from_fields(cls, data, "a history row")
+
+
+def rows_from(data, what: str = "the history") -> list[HistoryRow]:
+    if not isinstance(data, list):
+        raise ValueError(f"{what} is not a list")
+    return [HistoryRow.from_dict(row) for row in data]
+
+
+@dataclass
+class Progress:
+    """What a running training reports: after every epoch and every few seconds within one."""
+
+    epoch: int                 # epochs finished (0 before the first)
+    epochs: int
+    step: int                  # optimisation steps so far
+    total_steps: int
+    train_ppl: float
+    val_ppl: float
+    val_bpb: float             # validation bits per byte
+    tokens_per_s: float
+    elapsed: float
+    eta: float                 # seconds left (NaN before the first step)
+    device: str
+    sample: str = ""
+    history: list[HistoryRow] = field(default_factory=list)
+
+    def to_dict(self, with_history: bool = True) -> dict:
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "history"}
+        if with_history:
+            d["history"] = [row.to_dict() for row in self.history]
+        return d
+
+    @classmethod
+    def from_dict(cls, data, history: list[HistoryRow] | None = None) -> "Progress":
+        """From a dict; its "history" unless the rows are given."""
+        if not isinstance(data, dict):
+            raise ValueError("a progress report is not an object")
+        p = _from_fields(cls, {k: v for k, v in data.items() if k != "history"}, "a progress report")
+        p.history = list(history) if history is not None else rows_from(data.get("history", []))
+        return p
+
+
+@dataclass
+class RunRecord:
+    """What a finished run is, apart from its weights (a StoredRun in core.runs.store has just this)."""
+
+    config: object             # core.runs.config.TrainConfig
+    history: list[HistoryRow]
+    status: Status             # finished | stopped | diverged | time limit
+    message: str
+    elapsed: float
+    device: str
+    tokens_per_s: float
+    best_epoch: int
+
+    @property
+    def final(self) -> HistoryRow | None:
+        return self.history[-1] if self.history else None
+
+
+@dataclass(frozen=True)
+class Sample:
+    """A sample a run wrote after an epoch."""
+
+    epoch: int
+    text: str
+
+
+def samples_of(history: list[HistoryRow]) -> list[Sample]:
+    """The run's samples, one per epoch that wrote one."""
+    return [Sample(row.epoch, row.sample) for row in history if row.sample]

@@ -1,0 +1,118 @@
+"""A training run outside the web server: in a process of its own (python -m core.runs.worker, started by
+core.runs.launchers) at a lower CPU priority, in a thread of the server, or as a Ray task.
+
+However it runs, a run talks only through its folder in the run store (core.runs.store): it writes its state,
+its progress and its result there, and it is asked to stop there (the stop file, which any web process may
+write). So every web process follows every run the same way, and a restarted server finds it.
+
+As a process, it reads one JSON request from stdin, {"config": {...}, "text": "...", "key": "...", "root": "..."
+or null}, and then keeps stdin open only as a sign of life: when it closes (the server went away), the run stops
+and saves what it has learnt as "stopped". Nothing goes to stdout; what the process prints goes to stderr.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from pathlib import Path
+
+from core.runs.record import Status
+
+STOP_POLL_S = 0.2   # how often a run looks for its stop file
+
+
+def lower_priority(niceness: int = 10) -> None:
+    """Let the web server go first when both want the CPU: Linux's idle scheduling class where there is one (the
+    run gets only CPU time nothing else wants), and a higher nice value in any case (no-op where the OS does not
+    allow it)."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    except (AttributeError, OSError):
+        pass
+    try:
+        os.nice(niceness)
+    except (AttributeError, OSError):
+        pass
+
+
+def leave_a_core(threads: int | None = None) -> int:
+    """Train on all cores but one (RNNLAB_WORKER_THREADS overrides), so the web server always has a core for
+    learners' reruns. On a 2-core machine one thread trains these small models as fast as two."""
+    import torch
+    n = threads or int(os.environ.get("RNNLAB_WORKER_THREADS", "0") or 0) or max(1, (os.cpu_count() or 2) - 1)
+    torch.set_num_threads(n)
+    return n
+
+
+def _stop_when_server_goes(stream, stop: threading.Event) -> None:
+    for _ in stream:   # nothing more is sent; the loop ends when the server closes the pipe (or dies)
+        pass
+    stop.set()
+
+
+def _watch_stop_file(key: str, root, stop: threading.Event, done: threading.Event) -> None:
+    from core.runs import store
+    while not done.wait(STOP_POLL_S):
+        if store.stop_requested(key, root):
+            stop.set()
+            return
+
+
+def run(request: dict, stop: threading.Event | None = None) -> dict:
+    """Train the requested run into the store; errors are stored, never raised. A stop comes from the run's stop
+    file, or from `stop` (set when the server that started the process is gone). Returns the run's final state
+    {"status", "message"}."""
+    from core.dataset import prepare_data
+    from core.runs import store
+    from core.runs.config import TrainConfig
+    from core.runs.loop import train
+
+    key, root = request["key"], Path(request["root"]) if request.get("root") else None
+    stop = stop or threading.Event()
+    done = threading.Event()
+    threading.Thread(target=_watch_stop_file, args=(key, root, stop, done), daemon=True).start()
+    try:
+        store.set_state(key, Status.RUNNING, "", root)
+        writer = store.ProgressWriter(key, root)
+        cfg = TrainConfig.from_dict(request["config"])
+        result = train(cfg, data=prepare_data(cfg, request["text"]), stop_event=stop, on_progress=writer.write)
+        store.save(result, key, root)
+        state = {"status": result.status, "message": result.message}
+        store.set_state(key, **state, root=root)
+    except Exception as exc:  # reported on the page; the server itself is untouched
+        message = str(exc) if isinstance(exc, ValueError) else f"training failed: {exc!r}"
+        state = {"status": Status.ERROR, "message": message}
+        try:
+            store.set_state(key, **state, root=root)
+        except (OSError, ValueError):
+            pass
+    finally:
+        done.set()
+    return state
+
+
+def train_into_store(request: dict) -> dict:
+    """A whole run as a Ray task: at a lower priority, everything through the store. Returns the final state."""
+    lower_priority()
+    return run(request)
+
+
+def main() -> int:
+    lower_priority()
+    leave_a_core()
+    sys.stdout = sys.stderr   # nothing of this process belongs on stdout
+    try:
+        request = json.loads(sys.stdin.readline())
+        request["key"]
+    except (json.JSONDecodeError, KeyError, TypeError):
+        print("the training process got no request", file=sys.stderr)
+        return 2
+    stop = threading.Event()
+    threading.Thread(target=_stop_when_server_goes, args=(sys.stdin, stop), daemon=True).start()
+    run(request, stop)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
