@@ -64,6 +64,10 @@ class Cell:
     layered_state: bool = True                             # state (layers, batch, h); False: (batch, h)
     tanh_layout: Callable[[int], TanhLayout] | None = None  # plain tanh cells: weights of layer k
     extra_biases: Callable[[int], list[str]] | None = None  # biases that only ever add to another one
+    # How one-hot inputs reach the layer: "" as one-hot vectors; "lookup": layer(None, state, token_ids=ids)
+    # looks rows of W_xh up; "fused": layer.uses_fused(ids) says when layer.forward_tokens(ids, state,
+    # time_major) runs the fused CPU path, whose outputs the loss then takes time-major.
+    token_input: str = ""
 
 
 def _fused(kind):
@@ -81,10 +85,10 @@ def _torch_rnn_layout(k: int) -> TanhLayout:
 
 
 CELLS: dict[str, Cell] = {c.name: c for c in (
-    Cell("scratch", "RNN from scratch", _scratch, max_layers=1, layered_state=False,
+    Cell("scratch", "RNN from scratch", _scratch, max_layers=1, layered_state=False, token_input="lookup",
          tanh_layout=lambda k: {"W_xh": ("W_xh", False), "W_hh": ("W_hh", False), "b_h": ("b_h", False)}),
     # nn.RNN adds two hidden biases, b_ih and b_hh, which only ever enter as their sum.
-    Cell("rnn", "RNN (fused)", _fused(FusedRNN), tanh_layout=_torch_rnn_layout,
+    Cell("rnn", "RNN (fused)", _fused(FusedRNN), tanh_layout=_torch_rnn_layout, token_input="fused",
          extra_biases=lambda layers: [f"bias_hh_l{k}" for k in range(layers)]),
     Cell("torch", "RNN (torch nn.RNN)", _fused(nn.RNN), tanh_layout=_torch_rnn_layout,
          extra_biases=lambda layers: [f"bias_hh_l{k}" for k in range(layers)]),

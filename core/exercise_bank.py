@@ -290,20 +290,21 @@ BANK: dict[str, Exercise] = {e.key: e for e in (
              cold_temperature, {"prefix": PREFIX, "length": 60, "temperature": 0.01},
              "Dividing the scores by a tiny T makes the differences between them huge.",
              options=("the likeliest character every time (greedy)", "random characters"),
-             other={"temperature": 1.0}, other_label="T = 1", url={"prefix": PREFIX, "temp": 0.0}),
+             other={"temperature": 1.0}, other_label="T = 1", url={"prefix": PREFIX, "temperature": 0.0}),
     Exercise("samp_topk", "sampling", "At a hot temperature (T = 1.5), does top-k = 1 give the same text as greedy "
              "decoding?", CHOICE, top_k_one, {"prefix": PREFIX, "length": 60, "temperature": 1.5, "seed": 0},
              "How many characters are left to choose from?", options=YES_NO,
-             other={"temperature": 0.5}, other_label="T = 0.5", url={"prefix": PREFIX, "temp": 1.5, "topk": 1}),
+             other={"temperature": 0.5}, other_label="T = 0.5", url={"prefix": PREFIX, "temperature": 1.5, "top_k": 1}),
     Exercise("samp_surprisal", "sampling", "How surprised is the pretrained model, on average, by its own greedy "
              "text (bits per character)?", CHOICE, greedy_surprisal, {"prefix": PREFIX, "length": 200,
                                                                         "temperature": 0.0},
              "Greedy text always takes the character the model finds likeliest.",
-             options=("under 1 bit", "1 to 3 bits", "over 3 bits"), other={"temperature": 1.5}, other_label="T = 1.5", url={"prefix": PREFIX, "temp": 0.0}),
+             options=("under 1 bit", "1 to 3 bits", "over 3 bits"), other={"temperature": 1.5}, other_label="T = 1.5",
+             url={"prefix": PREFIX, "temperature": 0.0}),
     Exercise("gf_thirty", "gradient_flow", "A linear RNN whose W_hh is orthogonal times 0.9: what is the gradient's "
              "norm 30 steps back (it starts at 1)?", NUMBER, thirty_steps_back, {"n": 32, "scale": 0.9, "T": 30},
              "An orthogonal matrix keeps lengths; the 0.9 does not.", tolerance=0.05,
-             other={"scale": 1.1}, other_label="times 1.1", url={"kind": "orthogonal", "scale": 0.9, "T": 30, "tanh": 0}),
+             other={"scale": 1.1}, other_label="times 1.1", url={"kind": "orthogonal", "scale": 0.9, "T": 30, "use_tanh": False}),
     Exercise("gf_clip", "gradient_flow", "Can gradient clipping bring back the share of the gradient that distant "
              "steps carry?", CHOICE, clipping_restores, {"n": 32, "scale": 0.8, "T": 24, "theta": 0.5},
              "Clipping rescales the whole gradient by one factor.", options=YES_NO,
@@ -311,7 +312,7 @@ BANK: dict[str, Exercise] = {e.key: e for e in (
     Exercise("gf_regime", "gradient_flow", "Weight scale 1.5, no tanh, 24 steps: is the gradient vanishing, stable "
              "or exploding?", CHOICE, linear_regime, {"n": 32, "scale": 1.5, "T": 24},
              "The spectral radius is about the scale.", options=("vanishing", "stable", "exploding"),
-             other={"scale": 0.5}, other_label="scale 0.5", url={"scale": 1.5, "tanh": 0}),
+             other={"scale": 0.5}, other_label="scale 0.5", url={"scale": 1.5, "use_tanh": False}),
     Exercise("tr_untrained", "training", "Before its first step, what perplexity does the book's character RNN "
              "(28 tokens, tiny random weights) have on its training windows?", NUMBER, untrained_perplexity,
              {"windows": 2000, "h": 32}, "Tiny weights: every score is about the same.", tolerance=0.05,
@@ -323,12 +324,12 @@ BANK: dict[str, Exercise] = {e.key: e for e in (
     Exercise("ch_held_out", "chapter", "After the passage run, is the perplexity on the text that follows the "
              "passage lower or higher than before training?", CHOICE, passage_held_out, {"seed": 0},
              "It only ever sees 432 characters.", options=("lower", "about the same", "higher"),
-             other={"seed": 1}, other_label="seed 1", needs_corpus=True),
+             other={"seed": 1}, other_label="seed 1", needs_corpus=True, url={"act": 4}),
     Exercise("ch_forcing", "chapter", "Half-trained (20 epochs) on the passage, which gets more next characters "
              "right: teacher forcing or free running?", CHOICE, forcing_or_free, {"epochs": 20, "seed": 0},
              "In one the model reads the true text; in the other, its own guesses.",
              options=("teacher forcing", "free running", "the same"), other={"epochs": 60},
-             other_label="fully trained (60 epochs)", needs_corpus=True),
+             other_label="fully trained (60 epochs)", needs_corpus=True, url={"act": 4}),
 )}
 
 

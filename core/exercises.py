@@ -38,7 +38,7 @@ class Exercise:
     other: dict | None = None      # "try the other setting": settings for the contrast
     other_label: str = ""
     needs_corpus: bool = False
-    url: dict = field(default_factory=dict)   # the lab's URL settings that show this exercise's situation
+    url: dict = field(default_factory=dict)   # the lab's controls (core.lab_settings names) that set it up
 
     def run(self, settings: dict | None = None) -> Solution:
         return self.solve({**self.settings, **(settings or {})})

@@ -17,8 +17,8 @@ from torch.nn import functional as F
 
 from core.checks import check_choice, check_int, check_real
 from core.runs import interrupt
-from core.cells import CELL_NAMES, Cell, ScratchRNN, get_cell
-from core.fused import FusedRNN, linear_cross_entropy
+from core.cells import CELLS, Cell, get_cell
+from core.fused import linear_cross_entropy
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ class ModelSpec:
     def __post_init__(self):
         check_int("vocab_size", self.vocab_size, 2, 200_000)
         check_int("hidden_size", self.hidden_size, 1, 8192)
-        check_choice("cell", self.cell, CELL_NAMES)
+        check_choice("cell", self.cell, tuple(CELLS))
         check_int("embed_dim", self.embed_dim, 0, 8192)
         check_real("dropout", self.dropout, 0.0, 0.9)
         check_int("num_layers", self.num_layers, 1, 8)
@@ -75,13 +75,13 @@ class RNNLM(nn.Module):
 
     def _fused_tokens(self, tokens: torch.Tensor) -> bool:
         """One-hot inputs into the fused CPU RNN: the path that takes token ids directly."""
-        return self.embedding is None and isinstance(self.rnn, FusedRNN) and self.rnn.uses_fused(tokens)
+        return self.embedding is None and self.cell.token_input == "fused" and self.rnn.uses_fused(tokens)
 
     def hidden_states(self, tokens: torch.Tensor, state=None):
         """Top-layer hidden states (batch, time, hidden) and the final state."""
         if tokens.dim() != 2:
             raise ValueError(f"tokens must have shape (batch, time), got {tuple(tokens.shape)}.")
-        if self.embedding is None and isinstance(self.rnn, ScratchRNN):
+        if self.embedding is None and self.cell.token_input == "lookup":
             return self.rnn(None, state, token_ids=tokens)
         if self._fused_tokens(tokens):
             return self.rnn.forward_tokens(tokens, state)

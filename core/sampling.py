@@ -6,6 +6,7 @@ choice back in. Only the state is carried, so cost per token is constant and mem
 from __future__ import annotations
 
 import math
+import uuid
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -17,6 +18,16 @@ from core.models import RNNLM
 
 MAX_PREFIX = 2000
 MAX_LENGTH = 100_000
+
+
+@dataclass(frozen=True)
+class FastWeights:
+    """A tanh RNN's weights as numpy arrays for sampling one token at a time (LanguageModel.fast_weights)."""
+    inputs: np.ndarray     # per token: its row of W_xh (through the embedding, if any) plus b_h
+    W_hh: np.ndarray       # the first layer's recurrent weights
+    upper: list            # layers above the first: ([W_xh; W_hh], b_h) each, one product per step
+    W_hq: np.ndarray       # the output layer, transposed: state @ W_hq + b_q
+    b_q: np.ndarray
 
 
 @dataclass
@@ -32,6 +43,7 @@ class LanguageModel:
         self.net.eval()
         self._fast = None
         self._fast_version = None
+        self.uid = uuid.uuid4().hex   # names this model in caches for as long as it lives (ids are reused)
 
     @property
     def device(self) -> torch.device:
@@ -50,7 +62,7 @@ class LanguageModel:
         return cleaned, unknown
 
     # A numpy fast path for tanh RNNs (any number of layers): one token at a time, no framework overhead.
-    def _numpy_weights(self):
+    def fast_weights(self) -> FastWeights | None:
         version = tuple(p._version for p in self.net.parameters())  # bumped by every in-place update
         if self._fast is None or self._fast_version != version:
             self._fast_version = version
@@ -64,10 +76,11 @@ class LanguageModel:
                 inputs = g(self.net.embedding.weight) @ first["W_xh"] if spec.embed_dim else first["W_xh"]
                 # layer k > 0: h_k = tanh([h_{k-1}, h_k] @ [W_xh; W_hh] + b), one product per layer
                 upper = [(np.ascontiguousarray(np.concatenate([L["W_xh"], L["W_hh"]])), L["b_h"]) for L in layers[1:]]
-                self._fast = (np.ascontiguousarray(inputs + first["b_h"]), np.ascontiguousarray(first["W_hh"]), upper,
-                              np.ascontiguousarray(g(self.net.head.weight).T), g(self.net.head.bias))
+                self._fast = FastWeights(np.ascontiguousarray(inputs + first["b_h"]),
+                                         np.ascontiguousarray(first["W_hh"]), upper,
+                                         np.ascontiguousarray(g(self.net.head.weight).T), g(self.net.head.bias))
             else:
-                self._fast = False
+                self._fast = None
         return self._fast
 
 
@@ -76,7 +89,7 @@ class Stepper:
 
     def __init__(self, lm: LanguageModel):
         self.lm = lm
-        self.fast = lm._numpy_weights()
+        self.fast = lm.fast_weights()
         self.state = None
         spec = lm.net.spec
         self.hs = [np.zeros(spec.hidden_size, dtype=np.float32) for _ in range(spec.num_layers)] if self.fast else None
@@ -88,15 +101,14 @@ class Stepper:
         if not ids:
             raise ValueError("feed needs at least one token.")
         if self.fast:
-            inputs, W_hh, upper, W_hq, b_q = self.fast
-            hs = self.hs
+            f, hs = self.fast, self.hs
             for i in ids:
-                hs[0] = np.tanh(inputs[i] + hs[0] @ W_hh)
-                for k, (W_k, b_k) in enumerate(upper, start=1):
+                hs[0] = np.tanh(f.inputs[i] + hs[0] @ f.W_hh)
+                for k, (W_k, b_k) in enumerate(f.upper, start=1):
                     hs[k] = np.tanh(np.concatenate((hs[k - 1], hs[k])) @ W_k + b_k)
                 if self.hidden_history is not None:
                     self.hidden_history.append(hs[-1])
-            self.logits = (hs[-1] @ W_hq + b_q).astype(np.float64)
+            self.logits = (hs[-1] @ f.W_hq + f.b_q).astype(np.float64)
         else:
             with torch.no_grad():
                 x = torch.tensor([ids], device=self.lm.device)
@@ -113,8 +125,7 @@ class Stepper:
     def start(self) -> np.ndarray:
         """Logits before any token: from the zero state."""
         if self.fast:
-            W_hq, b_q = self.fast[3], self.fast[4]
-            self.logits = (self.hs[-1] @ W_hq + b_q).astype(np.float64)
+            self.logits = (self.hs[-1] @ self.fast.W_hq + self.fast.b_q).astype(np.float64)
         else:
             with torch.no_grad():
                 zeros = torch.zeros(1, self.lm.net.spec.hidden_size, device=self.lm.device,

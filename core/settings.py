@@ -33,6 +33,12 @@ class Setting:
     widget: str = ""              # choices: "radio" (default) or "select"
     step: float | None = None
     only_when: tuple = ()         # (other setting, its values): the setting matters only then (the form greys it)
+    url: str = ""                 # its name in a page's URL, when shorter than its name ("temp" for temperature)
+
+    @property
+    def key(self) -> str:
+        """The setting's name in a URL (?key=value) and in a page's widget keys."""
+        return self.url or self.name
 
     def applies(self, values: dict) -> bool:
         """Whether this setting has any effect given the other settings' values."""
@@ -65,9 +71,17 @@ class Setting:
             raise ValueError(f"{self.name} takes text, got {short(text)}.")
         if self.choices:
             by_text = {as_text(c): c for c in self.choices}
-            if text not in by_text:
-                raise ValueError(f"{self.name} must be one of {', '.join(by_text)}, got {short(text)}.")
-            return by_text[text]
+            if text in by_text:
+                return by_text[text]
+            if self.kind in (int, float):   # "4.0" or "4" for the choice 4.0: the same number
+                try:
+                    number = float(text)
+                except ValueError:
+                    number = math.nan
+                for c in self.choices:
+                    if number == c:
+                        return c
+            raise ValueError(f"{self.name} must be one of {', '.join(by_text)}, got {short(text)}.")
         if self.kind in (int, float):
             try:
                 number = float(text)
@@ -93,10 +107,13 @@ class Setting:
 
 
 def as_text(value: Any) -> str:
-    """A value as a URL or the command line carries it (floats keep every digit: repr)."""
+    """A value as a URL or the command line carries it: the one encoder. A float keeps 12 significant digits,
+    enough for anything typed and short for a slider's 0.1 steps (0.30000000000000004 reads 0.3)."""
     if isinstance(value, bool):
         return "1" if value else "0"
-    return repr(value) if isinstance(value, float) else str(value)
+    if isinstance(value, float):
+        return format(value, ".12g")
+    return str(value)
 
 
 def short(value: Any, limit: int = MAX_ECHO) -> str:
@@ -107,10 +124,11 @@ def short(value: Any, limit: int = MAX_ECHO) -> str:
 
 def setting(default: Any, label: str, help: str = "", *, lo: float | None = None, hi: float | None = None,
             lo_open: bool = False, group: str = "", words: dict | None = None, widget: str = "",
-            step: float | None = None, only_when: tuple = ()):
-    """A dataclass field that declares a setting (its name and type come from the field)."""
+            step: float | None = None, only_when: tuple = (), choices: tuple = (), url: str = ""):
+    """A dataclass field that declares a setting (its name and type come from the field; the choices from a
+    Literal annotation, or from `choices` for numbers)."""
     spec = dict(lo=lo, hi=hi, lo_open=lo_open, label=label, help=help, group=group, words=words or {},
-                widget=widget, step=step, only_when=only_when)
+                widget=widget, step=step, only_when=only_when, choices=tuple(choices), url=url)
     return field(default=default, metadata={"setting": spec})
 
 
@@ -123,7 +141,8 @@ def declared(cls) -> dict[str, Setting]:
         if spec is None:
             continue
         hint = hints[f.name]
-        choices = typing.get_args(hint) if typing.get_origin(hint) is typing.Literal else ()
-        kind = type(choices[0]) if choices else hint
-        out[f.name] = Setting(name=f.name, kind=kind, default=f.default, choices=tuple(choices), **spec)
+        literal = typing.get_args(hint) if typing.get_origin(hint) is typing.Literal else ()
+        choices = literal or spec["choices"]
+        kind = type(choices[0]) if literal else hint
+        out[f.name] = Setting(name=f.name, kind=kind, default=f.default, **{**spec, "choices": tuple(choices)})
     return out

@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core import forecast, passage, tokens
+from core.lab_settings import Chapter
 from core.runs.record import HistoryRow, Status
 from pages import forecasting, rnn_cell
 from pages.chapter_after import after_the_acts
@@ -26,6 +27,7 @@ from ui.plots import hline, show, style
 ACTS = {1: "Predicting the next step", 2: "Language into numbers", 3: "A network with memory",
         4: "Training through time", 5: "After the acts"}
 ACT_KEY = "chapter.act"
+CONTROLS = url_state.controls(Chapter)   # declared in core.lab_settings
 
 
 # --- moving between acts ---------------------------------------------------------------------------------
@@ -35,9 +37,8 @@ def _go(act: int) -> None:  # a button callback: runs before the act selector is
 
 
 def choose_act() -> int:
-    return url_state.choice("Act", "act", 1, list(ACTS), widget="radio", horizontal=True,
-                            format_func=lambda n: f"{n} · {ACTS[n]}" if n < 5 else ACTS[n],
-                            label_visibility="collapsed")
+    return url_state.draw(CONTROLS["act"], horizontal=True, label_visibility="collapsed",
+                          format_func=lambda n: f"{n} · {ACTS[n]}" if n < 5 else ACTS[n])
 
 
 def step_buttons(act: int, where: str) -> None:
@@ -55,7 +56,7 @@ def act_predicting() -> None:
     st.markdown(
         "A sequence model guesses what comes next from what came before. Start with numbers: a sine wave with "
         "noise, and the plainest model there is, a weighted sum of the last τ values, fitted by least squares.")
-    tau = url_state.int_slider("Window τ: how many past values the model sees", "tau", 4, 1, 32)
+    tau = url_state.draw(CONTROLS["tau"])
     s = forecasting.Settings(T=1000, n_train=600, tau=tau, k=16, sigma=0.2, seed=0)
     with learner_errors():
         x = forecasting.series(s.T, s.sigma, s.seed)
@@ -136,7 +137,7 @@ def act_memory() -> None:
              r"\end{gathered}")
     st.markdown("The same W_xh, W_hh and W_hq are used at every step, so the network can read a text of any "
                 "length without growing. (Rows are examples here, as in the book: X is batch × inputs.)")
-    h = url_state.int_slider("Hidden units h", "h", 32, 4, 512, step=4)
+    h = url_state.draw(CONTROLS["h"])
     V = 28
     rnn = sum(tokens.rnn_parameter_terms(V, 0, h).values())
     w5, w20 = tokens.window_model_parameters(V, 5, h), tokens.window_model_parameters(V, 20, h)
@@ -181,8 +182,7 @@ def retrain_controls(raw: str | None) -> None:
     job = passage_run.current()
     c_seed, c_go = st.columns([1, 2], vertical_alignment="bottom")
     with c_seed:
-        seed = url_state.int_input("Seed", "seed", 0, 0, 10_000, help="Another seed: other starting weights and "
-                                   "another order of the windows.")
+        seed = url_state.draw(CONTROLS["seed"])
     busy = job is not None and job.active
     if c_go.button("Retrain live", icon=":material/play_arrow:", disabled=raw is None or busy, type="primary",
                    key="chapter.retrain"):

@@ -6,17 +6,18 @@ import pandas as pd
 import streamlit as st
 
 from core import gradflow, passage
+from core.lab_settings import controls_of
 from pages import gradient_flow
 from ui import texts, url_state
 from ui.common import LABS, deeper, lab_link, learner_errors
 from ui.plots import show
 
 
-CLAIMS = (  # (claim, lab, link text, query)
+CLAIMS = (  # (claim, lab, link text, the lab's controls by their declared names in core.lab_settings)
     ("Forecasts decay with the horizon: the further ahead, the closer to a constant guess.", "forecasting",
      "Push k to 64", {"tau": 4, "k": 64}),
     ("A small trained RNN captures its text's statistics: spelling, common words, where spaces go.", "sampling",
-     "Sample from a pretrained character RNN", {"temp": 0.5}),
+     "Sample from a pretrained character RNN", {"temperature": 0.5}),
     ("The recurrent weights sit between vanishing and exploding gradients.", "gradient_flow",
      "Turn the weight scale past 1", {"scale": 1.2}),
 )
@@ -37,7 +38,7 @@ def bptt_in_detail() -> None:
     st.latex(r"\frac{\partial L}{\partial h_t} = \sum_{j \ge t} (W_{hh}^\top)^{\,j-t}\, "
              r"\frac{\partial \ell_j}{\partial h_j}")
     st.caption("Column convention, linear case.")
-    scale = url_state.select_slider("Weight scale (× a random W_hh)", "scale", 1.0, gradient_flow.SCALES)
+    scale = url_state.draw(controls_of("chapter")["scale"])
     with learner_errors():
         a = gradflow.analyse(n=32, scale=scale, T=24)
     show(gradient_flow.norms_figure(a), f"Spectral radius ρ = {a.rho:.2f}. The term from 24 steps back has norm "

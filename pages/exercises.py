@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from core.exercise_bank import BANK
+from core.lab_settings import controls_of, url_query
 from ui import exercises, url_state
 from ui.common import LABS, plain
 
@@ -57,10 +58,11 @@ def assignment_builder() -> None:
     st.subheader("For teachers: one link per question")
     st.caption("The link opens the lab with the exercise's settings and the exercise on top; the lab's figures "
                "stay hidden until the learner has checked an answer. Hidden controls stay at the link's values.")
-    key = url_state.choice("Exercise", "assign", next(iter(BANK)), list(BANK),
-                           format_func=lambda k: f"{LAB_TITLES[BANK[k].lab]}: {BANK[k].question[:80]}")
+    key = url_state.draw(controls_of("exercises")["assign"], choices=list(BANK), default=next(iter(BANK)),
+                         format_func=lambda k: f"{LAB_TITLES[BANK[k].lab]}: {BANK[k].question[:80]}")
     ex = BANK[key]
-    hide = st.multiselect("Controls to hide", list(ex.url), default=list(ex.url), key="exercises.hide",
+    names = list(url_query(ex.lab, ex.url))   # the URL keys of the controls the exercise sets
+    hide = st.multiselect("Controls to hide", names, default=names, key=f"exercises.hide.{ex.key}",
                           help="The settings this question depends on: hiding them stops learners from simply "
                                "moving the slider to read the answer.")
     base = str(st.context.url or "").split("?")[0].rstrip("/")

@@ -1,40 +1,24 @@
 """Lab 1, Forecasting: an AR(tau) model on a noisy sine, one-step vs k-step forecasts."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
 from core import forecast
+from core.lab_settings import Forecasting as Settings
 from ui import exercises, url_state
 from ui.common import cite, controls_beside_view, header, learner_errors, show_source
 from ui.plots import hline, show, style, x_band
 
 
-@dataclass(frozen=True)
-class Settings:
-    """The lab's controls (each declared once, with its default and range, in controls())."""
-    T: int
-    n_train: int
-    tau: int
-    k: int
-    sigma: float
-    seed: int
+CONTROLS = url_state.controls(Settings)   # declared in core.lab_settings
 
 
 def controls() -> Settings:
-    T = url_state.int_slider("Series length T", "T", 1000, 100, 5000, step=50)
-    return Settings(
-        T=T,
-        n_train=url_state.int_slider("Training points n_train", "n_train", 600, 50, T - 1, step=10,
-                                     help="The model is fitted on the first n_train points only."),
-        tau=url_state.int_slider("Window τ (tau)", "tau", 4, 1, 64, help="How many past values the model looks at."),
-        k=url_state.int_slider("Horizon k", "k", 16, 1, 64,
-                               help="Steps ahead: the model feeds its own guesses back k-1 times."),
-        sigma=url_state.float_slider("Noise σ (sigma)", "sigma", 0.2, 0.0, 1.0, 0.01),
-        seed=url_state.int_input("Seed", "seed", 0, 0, 10_000))
+    T = url_state.draw(CONTROLS["T"])
+    return Settings(T=T, n_train=url_state.draw(CONTROLS["n_train"], hi=T - 1),
+                    **{name: url_state.draw(CONTROLS[name]) for name in ("tau", "k", "sigma", "seed")})
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

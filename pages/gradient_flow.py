@@ -1,46 +1,25 @@
 """Lab 5, Gradient flow: the backpropagated gradient vanishes or explodes with the spectral radius of W_hh."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
 from core import gradflow
+from core.lab_settings import GradientFlow as Settings
 from ui import exercises, url_state
 from ui.common import cite, controls_beside_view, header, learner_errors, show_source
 from ui.plots import show, style
 
-SCALES = [0.25, 0.35, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0, 1.05, 1.1, 1.2, 1.3, 1.5, 1.75, 2.0, 2.5, 3.0, 4.0]
 REGIME_COLOURS = {"vanishing": "blue", "stable": "green", "exploding": "red"}
 
 
-@dataclass(frozen=True)
-class Settings:
-    """The lab's controls (each declared once, with its default and range, in controls())."""
-    scale: float
-    n: int
-    T: int
-    kind: str
-    use_tanh: bool
-    input_scale: float
-    theta: float
-    seed: int
+CONTROLS = url_state.controls(Settings)   # declared in core.lab_settings
 
 
 def controls() -> Settings:
-    return Settings(
-        scale=url_state.select_slider("Weight scale (× W_hh)", "scale", 1.0, SCALES,
-                                      help="Multiplies the random matrix; ρ scales with it."),
-        n=url_state.int_slider("Hidden size n", "n", 32, 2, 256),
-        T=url_state.int_slider("Steps back T", "T", 24, 1, 200),
-        kind=url_state.choice("Matrix kind", "kind", "gaussian", gradflow.KINDS, widget="radio", horizontal=True),
-        use_tanh=url_state.toggle("Through tanh", "tanh", True, help="Off: the purely linear recurrence."),
-        input_scale=url_state.float_slider("Input scale", "input", 1.0, 0.0, 5.0, 0.1,
-                                           help="Larger inputs push tanh into saturation."),
-        theta=url_state.float_slider("Clipping threshold θ", "theta", 1.0, 0.1, 10.0, 0.1),
-        seed=url_state.int_input("Seed", "seed", 0, 0, 10_000))
+    return Settings(**{name: url_state.draw(s, **({"horizontal": True} if name == "kind" else {}))
+                       for name, s in CONTROLS.items()})
 
 
 def analyse(s: Settings) -> gradflow.Analysis:

@@ -9,20 +9,23 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core import cell_demo, rnn_ref, tokens, verify
+from core.lab_settings import RnnCell
 from ui import exercises, url_state
 from ui.common import cite, header, learner_errors, plain, show_source
 from ui.plots import show, style
 
 
+CONTROLS = url_state.controls(RnnCell)   # declared in core.lab_settings
+
+
 def word_controls() -> tuple[str, int, int]:
     c_word, c_h, c_seed = st.columns([2, 1, 1])
     with c_word:
-        word = url_state.text("Word to read (the network predicts each next letter)", "word", "machine",
-                              cell_demo.MAX_WORD)
+        word = url_state.draw(CONTROLS["word"], hi=cell_demo.MAX_WORD)
     with c_h:
-        hidden = url_state.int_slider("Hidden units", "h", 4, 1, 8)
+        hidden = url_state.draw(CONTROLS["h"])
     with c_seed:
-        seed = url_state.int_input("Weight seed", "seed", 0, 0, 10_000)
+        seed = url_state.draw(CONTROLS["seed"])
     return word, hidden, seed
 
 
@@ -169,9 +172,9 @@ def memory_without_growing() -> None:
                 "of n-gram counts needs an entry for every possible context, which grows exponentially.")
     m1, m2, m3 = st.columns(3)
     with m1:
-        V = url_state.int_input("Vocabulary |V|", "V", 28, 2, 100_000)
+        V = url_state.draw(CONTROLS["V"])
     with m2:
-        h = url_state.int_input("Hidden units h", "h2", 256, 1, 10_000)
+        h = url_state.draw(CONTROLS["h2"])
     with learner_errors():
         rnn = sum(tokens.rnn_parameter_terms(V, 0, h).values())
         show(memory_figure(V, h), f"With |V| = {V:,} and h = {h:,}, the RNN has {rnn:,} parameters for any context "

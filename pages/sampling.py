@@ -10,13 +10,11 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core import sampling
+from core.lab_settings import Sampling as SamplingControls
 from ui import exercises, model_choice, url_state
 from ui.common import cite, controls_beside_view, header, learner_errors, plain, show_source
 from ui.plots import show, style
 
-MAX_TOP_K = 50
-SCORE_DEFAULTS = (("Your text", "score_a", "the machine stood in the laboratory"),
-                  ("Compare with", "score_b", "laboratory the in stood machine the"))
 
 
 @dataclass(frozen=True)
@@ -35,20 +33,22 @@ def _next_seed() -> None:  # a callback runs before the widgets, so it may chang
     st.session_state["sampling.seed"] = (st.session_state["sampling.seed"] + 1) % 1_000_001
 
 
+CONTROLS = url_state.controls(SamplingControls)   # declared in core.lab_settings
+
+
 def controls() -> Settings:
-    model = url_state.choice("Model", "model", model_choice.PRETRAINED, model_choice.available(),
-                             format_func=lambda n: "Pretrained (The Time Machine)" if n == model_choice.PRETRAINED else n)
+    model = url_state.draw(CONTROLS["model"], choices=model_choice.available(), default=model_choice.PRETRAINED,
+                           format_func=lambda n: "Pretrained (The Time Machine)" if n == model_choice.PRETRAINED else n)
     vocab_size = len(model_choice.get(model).vocab)
     # The default ends with a space: the next character (a word's first letter) is genuinely uncertain, so the
     # temperature has a visible effect (after "the time traveller" without it, a space has probability 1).
-    prefix = url_state.text("Prefix", "prefix", "the time traveller ", 200,
-                            help="Spaces count: after a space the model must guess a new word.")
-    temperature = url_state.float_slider("Temperature T", "temp", 0.8, 0.0, 2.0, 0.05)
-    length = url_state.int_slider("Characters to generate", "len", 300, 20, 1000, step=10)
-    top_k = url_state.int_slider("Top-k (0 = off)", "topk", 0, 0, min(MAX_TOP_K, vocab_size),
-                                 help=f"Keep only the k likeliest tokens (this model has {vocab_size}).")
-    top_p = url_state.float_slider("Top-p (1 = off)", "topp", 1.0, 0.05, 1.0, 0.05)
-    seed = url_state.int_input("Seed", "seed", 0, 0, 1_000_000)
+    prefix = url_state.draw(CONTROLS["prefix"])
+    temperature = url_state.draw(CONTROLS["temperature"])
+    length = url_state.draw(CONTROLS["length"])
+    top_k = url_state.draw(CONTROLS["top_k"], hi=min(CONTROLS["top_k"].hi, vocab_size),
+                           help=f"Keep only the k likeliest tokens (this model has {vocab_size}).")
+    top_p = url_state.draw(CONTROLS["top_p"])
+    seed = url_state.draw(CONTROLS["seed"])
     st.button("Regenerate", icon=":material/casino:", width="stretch", on_click=_next_seed,
               help="Draw a new sample: the seed goes up by one.")
     return Settings(model, prefix, temperature, length, top_k or None, top_p if top_p < 1 else None, seed)
@@ -78,7 +78,7 @@ def surprisal_legend() -> str:
 # model's are shared by a whole class moving the same sliders (its key is the same for every session), a
 # session's own model's stay its own. The figure is never changed after it is made, so sessions can share it.
 def model_key(name: str, lm) -> str:
-    return f"{name}:{id(lm)}"  # a session's model never shares cache entries with another's
+    return f"{name}:{lm.uid}"  # a session's model never shares cache entries with another's
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
@@ -193,9 +193,9 @@ def score_section(lm) -> None:
                 "it. Compare a sentence with the same words shuffled, or with a misspelling: the model has learnt "
                 "spelling and word order only as far as its fewer bits per character show. (The first character is "
                 "read from a blank state, so it always costs a few bits.)")
-    for col, (label, name, default) in zip(st.columns(2), SCORE_DEFAULTS):
+    for col, name in zip(st.columns(2), ("score_a", "score_b")):
         with col:
-            typed = url_state.text(label, name, default, 200)
+            typed = url_state.draw(CONTROLS[name])
             scored = sampling.score_text(lm, typed)
             if scored.text != typed:
                 st.caption(f"The model reads this cleaned as its training text: {plain(repr(scored.text), 240)}")

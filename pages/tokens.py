@@ -11,36 +11,36 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core import bpe_merges, corpus, tokens
+from core.lab_settings import BPE_SIZES, Tokens
 from ui import exercises, texts, url_state
 from ui.common import cite, controls_beside_view, header, learner_errors, plain, show_source
 from ui.plots import show, style
 
-SIZES = [256, 512, 1024, 2048, 4096]
+SIZES = list(BPE_SIZES)
 PASSAGE = 320
 # Two fills far apart in lightness (distinct under every colour-vision deficiency), and a bar between tokens, so
 # a boundary never depends on colour alone.
 TOKEN_COLOURS = ("#dbeafe", "#fcd34d")
-SOURCES = {"timemachine": "The Time Machine", "upload": "My upload"}
-CLEANING_WORDS = {"letters": "letters and spaces (the book)", "punctuation": "keep punctuation"}
 
 
 @dataclass(frozen=True)
 class Settings:
-    """The lab's controls (each declared once, with its default and range, in controls())."""
+    """The text and its tokenizer, as chosen in controls()."""
     source: str
     cleaning: str
     kind: str
     size: int
 
 
+CONTROLS = url_state.controls(Tokens)   # declared in core.lab_settings
+
+
 def controls() -> Settings:
-    source = url_state.choice("Text", "source", "timemachine", tuple(SOURCES), widget="radio", format_func=SOURCES.get)
+    source = url_state.draw(CONTROLS["source"])
     texts.upload_widget("tokens_upload")
-    cleaning = url_state.choice("Cleaning", "cleaning", "letters", corpus.CLEANINGS, widget="radio",
-                                format_func=CLEANING_WORDS.get)
-    kind = url_state.choice("Tokenizer", "tok", "char", ("char", "bpe"), widget="radio", horizontal=True,
-                            format_func=lambda s: {"char": "characters", "bpe": "BPE"}[s])
-    size = url_state.select_slider("BPE vocabulary size", "bpe", 1024, SIZES, disabled=kind != "bpe")
+    cleaning = url_state.draw(CONTROLS["cleaning"])
+    kind = url_state.draw(CONTROLS["tokenizer"], horizontal=True)
+    size = url_state.draw(CONTROLS["bpe_size"], disabled=kind != "bpe")
     return Settings(source, cleaning, kind, size)
 
 
@@ -120,8 +120,7 @@ def source_text(s: Settings, view) -> tuple[str, str] | None:
 def passage_view(s: Settings, raw: str, label: str, vocab) -> None:
     st.subheader(f"One passage of {plain(label)}")
     max_start = max(0, len(raw) - PASSAGE)
-    start = url_state.int_slider("Passage start (character in the raw text)", "start", min(2000, max_start), 0,
-                                 max(1, max_start), step=20)
+    start = url_state.draw(CONTROLS["start"], default=min(CONTROLS["start"].default, max_start), hi=max(1, max_start))
     passage = raw[start:start + PASSAGE]
     passage_clean = corpus.clean(passage, s.cleaning)
     passage_ids = vocab.encode(passage_clean)
@@ -152,8 +151,7 @@ def tables(s: Settings, text: str, vocab, ids) -> None:
                               "id": np.arange(len(vocab)), "count": tokens.token_counts(ids, len(vocab))})
         st.dataframe(table.sort_values("count", ascending=False), hide_index=True, height=300, width="stretch")
     with right:
-        n_top = url_state.choice("Most frequent", "topn", 1, (1, 2, 3), widget="radio", horizontal=True,
-                                 format_func=lambda n: f"{n}-grams")
+        n_top = url_state.draw(CONTROLS["top_n"], horizontal=True)
         top = [(visible(gram), count) for gram, count in texts.top_ngrams(text, s.kind, s.size, n_top, 12)]
         st.dataframe(pd.DataFrame(top, columns=["n-gram", "count"]), hide_index=True, height=300, width="stretch")
 
@@ -179,7 +177,6 @@ def ngram_statistics(s: Settings, text: str) -> None:
                        "token: bits per byte.")
 
 
-ALPHAS = (0.001, 0.01, 0.1, 0.5, 1.0)
 MERGES_SHOWN = 20
 
 
@@ -205,7 +202,7 @@ def how_bpe_learns(text: str) -> None:
         "and holds **no merge**. Each further token is one merge: the pair of adjacent tokens that occurs most "
         "often in the training text becomes a new token, the text is rewritten with it, and the counting starts "
         "again. Type anything to see how each vocabulary size, trained on this lab's text, cuts it:")
-    typed = url_state.text("Text to cut", "bpetext", "the time traveller, unfathomable", 200)
+    typed = url_state.draw(CONTROLS["bpe_text"])
     with learner_errors():
         st.table(segmentation_table(text, typed))
         history = texts.bpe_merge_history(text, MERGES_SHOWN)
@@ -252,8 +249,7 @@ def ngram_language_model(raw: str) -> None:
         "the previous n − 1 characters in the training text. A count of zero would give probability zero, so "
         "add α to every count (add-α smoothing; α = 1 is Laplace smoothing). Fitted on the first 90% of the "
         "text (cleaned to letters and spaces, the pretrained RNN's alphabet) and scored on the last 10%:")
-    alpha = url_state.select_slider("Smoothing α", "alpha", 0.1, ALPHAS,
-                                    help="Added to every n-gram count; smaller trusts the counts more.")
+    alpha = url_state.draw(CONTROLS["alpha"])
     with learner_errors():
         c = texts.ngram_vs_rnn(raw, alpha)
     show(ngram_model_figure(c), ngram_model_summary(c, alpha), "ngram-model")
@@ -269,13 +265,13 @@ def parameter_calculator() -> None:
     st.subheader("How many parameters? An n-gram table against an RNN")
     k1, k2, k3, k4 = st.columns(4)
     with k1:
-        V = url_state.int_input("Vocabulary |V|", "V", 10_000, 2, 1_000_000)
+        V = url_state.draw(CONTROLS["V"])
     with k2:
-        k = url_state.int_input("Context length k", "k", 20, 1, 100)
+        k = url_state.draw(CONTROLS["k"])
     with k3:
-        h = url_state.int_input("Hidden units h", "h", 256, 1, 100_000)
+        h = url_state.draw(CONTROLS["h"])
     with k4:
-        d = url_state.int_input("Embedding size d (0 = one-hot)", "d", 256, 0, 100_000)
+        d = url_state.draw(CONTROLS["d"])
     with learner_errors():
         terms = tokens.rnn_parameter_terms(V, d, h)
         table_size = tokens.ngram_table_size(V, k)

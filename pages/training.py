@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core.runs import loop, saved
+from core.lab_settings import controls_of
 from core.runs.record import HistoryRow, Progress, Status
 from core.runs.config import DATA, FORM_GROUPS, FORM_SETTINGS, PRESETS, SETTINGS, Preset, config_overrides, parse_overrides
 from ui import exercises, model_choice, settings_form, texts, url_state
@@ -72,8 +73,8 @@ def curves_summary(histories: dict[str, list[HistoryRow]]) -> str:
 
 
 def choose_preset() -> Preset:
-    name = url_state.choice("Preset", "preset", "book", tuple(PRESETS), widget="segmented_control",
-                            format_func=lambda p: PRESETS[p].label) or "book"
+    name = url_state.draw(controls_of("training")["preset"], choices=tuple(PRESETS),
+                          format_func=lambda p: PRESETS[p].label) or "book"
     st.caption(PRESETS[name].note)
     return PRESETS[name]
 

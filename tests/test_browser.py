@@ -4,6 +4,8 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
+from registry import labs, page_paths
+
 pytestmark = pytest.mark.browser
 
 
@@ -137,8 +139,7 @@ def test_exercises_in_two_labs_update_the_overview(page: Page, app_url, shots_di
     page.screenshot(path=str(shots_dir / "exercises.png"), full_page=True)
 
 
-PHONE_PAGES = ["/?act=1", "/?act=2", "/?act=3", "/?act=4", "/?act=5", "/exercises", "/forecasting", "/tokens",
-               "/rnn_cell", "/sampling", "/gradient_flow", "/training"]
+PHONE_PAGES = page_paths()
 OVERFLOW = """() => { const main = document.querySelector('[data-testid="stMain"]');
   const cut = Array.from(document.querySelectorAll('.katex-display')).filter(e => e.scrollWidth > e.clientWidth + 4);
   const unlabelled = Array.from(document.querySelectorAll('[data-testid="stPlotlyChart"]'))
@@ -164,14 +165,13 @@ OVERLAPS = """() => { const out = [];
 
 def test_chart_labels_never_overlap_on_a_desktop(page: Page, app_url):
     from conftest import corpus_path
-    paths = ["/?act=1", "/?act=4", "/rnn_cell", "/sampling", "/gradient_flow"]
-    if corpus_path() is not None:   # without the corpus the text lab draws no chart
-        paths.append("/tokens")
-    for path in paths:
+    shown = [lab for lab in labs() if lab.charts and (corpus_path() is not None or not lab.corpus_charts)]
+    tabs = {f"/{lab.key}": lab.charts_tab for lab in shown}
+    for path in ["/?act=1", "/?act=4", *tabs]:
         page.goto(app_url + path)
         expect(page.locator("h1").first).to_be_visible(timeout=30_000)
-        if path == "/tokens":   # its charts are on the lab's second tab
-            page.get_by_role("tab", name="Counting n-grams").click()
+        if tabs.get(path):   # its charts are on another tab of the lab
+            page.get_by_role("tab", name=tabs[path]).click()
         expect(page.locator("[data-testid='stPlotlyChart']:visible").first).to_be_visible(timeout=30_000)
         page.wait_for_timeout(1500)
         assert page.evaluate(OVERLAPS) == [], path

@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, Phase, given, settings, strategies as st
 
 from apptest_util import page
 from core import corpus
-from core.runs.config import FORM_SETTINGS
+from registry import page_params
 
 HOSTILE = [
     "", " ", "0", "-1", "-0", "1e309", "nan", "inf", "-inf", "1e-320", "3.5", "99999999999999999999", "0x10",
@@ -16,17 +16,8 @@ HOSTILE = [
     "<img src=x onerror=alert(1)>", "<script>alert(1)</script>", ":red[boom] :material/home:", "$x^2$",
     "**bold** _it_ `code`", "https://evil.example/path", "javascript:alert(1)",
 ]
-# The URL names each page reads (besides these, unknown names must be ignored).
-PAGE_PARAMS = {
-    "chapter": ["act", "tau", "h", "seed", "scale", "ex", "hide"],
-    "exercises": ["assign"],
-    "forecasting": ["T", "n_train", "tau", "k", "sigma", "seed", "ex", "hide"],
-    "gradient_flow": ["scale", "n", "T", "kind", "tanh", "input", "theta", "seed", "ex", "hide"],
-    "rnn_cell": ["word", "h", "seed", "V", "h2", "ex", "hide"],
-    "sampling": ["model", "prefix", "temp", "len", "topk", "topp", "seed", "score_a", "score_b", "ex", "hide"],
-    "tokens": ["source", "cleaning", "tok", "bpe", "start", "topn", "V", "k", "h", "d", "bpetext", "alpha", "ex", "hide"],
-    "training": ["preset", "ex", "hide", *FORM_SETTINGS],
-}
+# The URL names each page reads, from its declared controls (besides these, unknown names must be ignored).
+PAGE_PARAMS = page_params()
 # A link or image in rendered Markdown that does not come from the app itself (its one link is to d2l.ai).
 UNSAFE = [re.compile(p) for p in (r"(?<!\\)\]\((?!https://d2l\.ai)", r"(?<!\\)!\[", r"(?<!\\)<img", r"(?<!\\)<script",
                                   r"(?<!\\):red\[", r"(?<!\\)https?(?<!\\):(?!//d2l\.ai)", r"evil\.example(?!\\)")]

@@ -1,17 +1,148 @@
-"""Every lab page has one shape: importable without running, with named figure functions other pages can use."""
+"""Every lab page has the shape the README describes, every link names controls that exist, and a lab or a cell
+added by the README's recipe is covered by the tests without editing a list (tests/registry.py)."""
+import ast
 import importlib
+import textwrap
 
 import numpy as np
 import plotly.graph_objects as go
+import pytest
+import torch
+from torch import nn
 
+from apptest_util import ROOT
 from core import forecast, gradflow
-from ui.common import LABS
+from core.exercise_bank import BANK
+from core.lab_settings import SETTINGS_OF, controls_of, url_query
+from registry import cells, chart_pages, labs, page_params, page_paths
+from ui import common
 
 
-def test_every_lab_page_imports_without_drawing_anything():
-    for lab in LABS:
-        module = importlib.import_module(f"pages.{lab.key}")
-        assert callable(module.main), lab.key
+def shape_problems(key: str, source: str, draws_charts: bool) -> list[str]:
+    """What a lab page's source lacks of the README's shape (an empty list when it has it all)."""
+    tree = ast.parse(source)
+    functions = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+    problems = []
+    if "main" not in functions:
+        problems.append("no main()")
+    if 'if __name__ == "__main__":\n    main()' not in source.rstrip()[-40:]:
+        problems.append("does not end with: if __name__ == '__main__': main()")
+    if f'header("{key}")' not in source or f'url_state.page("' not in source:
+        problems.append("main() does not call header(key) and url_state.page(...)")
+    if draws_charts and not any(f.endswith("_figure") for f in functions):
+        problems.append("no figure function (NAME_figure)")
+    module_calls = [n for n in tree.body if isinstance(n, ast.Expr) and isinstance(n.value, ast.Call)]
+    if module_calls:
+        problems.append("calls something at import")
+    if key not in SETTINGS_OF:
+        problems.append("its controls are not declared in core.lab_settings")
+    return problems
+
+
+@pytest.mark.parametrize("lab", labs(), ids=lambda lab: lab.key)
+def test_every_lab_page_has_the_shape_the_readme_describes(lab):
+    module = importlib.import_module(f"pages.{lab.key}")   # importing draws nothing
+    assert callable(module.main)
+    assert shape_problems(lab.key, (ROOT / lab.path).read_text(), lab.charts) == []
+
+
+def test_every_page_declares_its_controls_and_nothing_else_does():
+    assert set(SETTINGS_OF) == {lab.key for lab in labs()} | {"chapter", "exercises"}
+
+
+def test_every_exercise_and_claim_names_controls_its_page_has():
+    """A renamed control breaks this test, not a link: exercises, assignment links and the chapter's claims
+    name controls by their declared names, checked against the declarations."""
+    from pages.chapter_after import CLAIMS
+    for ex in BANK.values():
+        query = url_query(ex.lab, ex.url)    # ValueError for a name the page does not have, or a bad value
+        assert set(query) <= set(page_params()[ex.lab]), ex.key
+    for _, lab_key, _, controls in CLAIMS:
+        assert url_query(lab_key, controls)
+    with pytest.raises(ValueError, match="has no control 'temp'"):
+        url_query("sampling", {"temp": 0.5})   # the URL key is not the control's name
+    assert url_query("sampling", {"temperature": 0.5}) == {"temp": "0.5"}
+
+
+def test_the_benches_move_controls_that_exist():
+    for bench, key in [("load.py", "forecasting.tau"), ("page_reruns.py", "gradflow.scale"),
+                       ("page_reruns.py", "sampling.temp")]:
+        assert key in (ROOT / "bench" / bench).read_text()
+    widget_keys = {f"forecasting.{s.key}" for s in controls_of("forecasting").values()} | \
+        {f"gradflow.{s.key}" for s in controls_of("gradient_flow").values()} | \
+        {f"sampling.{s.key}" for s in controls_of("sampling").values()}
+    assert {"forecasting.tau", "gradflow.scale", "sampling.temp", "gradflow.T"} <= widget_keys
+
+
+THROWAWAY_PAGE = textwrap.dedent('''
+    """A throwaway lab, written by the README's recipe."""
+    from __future__ import annotations
+
+    import plotly.graph_objects as go
+    import streamlit as st
+
+    from core.lab_settings import Forecasting as Settings
+    from ui import url_state
+    from ui.common import controls_beside_view, header
+    from ui.plots import show, style
+
+    CONTROLS = url_state.controls(Settings)
+
+
+    def controls() -> Settings:
+        return Settings(**{name: url_state.draw(s) for name, s in CONTROLS.items()})
+
+
+    def line_figure(s: Settings) -> go.Figure:
+        return style(go.Figure(go.Scatter(x=[0, s.tau], y=[0, s.k])), "A line", "x", "y")
+
+
+    def main() -> None:
+        url_state.page("throwaway")
+        header("throwaway")
+        s, view = controls_beside_view(controls)
+        with view:
+            show(line_figure(s), f"A line up to {s.tau}.", "line")
+
+
+    if __name__ == "__main__":
+        main()
+''')
+
+
+def test_a_lab_added_by_the_recipe_is_covered_without_editing_a_list(tmp_path, monkeypatch):
+    from core import lab_settings
+    page_file = tmp_path / "throwaway.py"
+    page_file.write_text(THROWAWAY_PAGE)
+    lab = common.Lab(str(page_file), "Throwaway", ":material/science:", "A lab made by the recipe.")
+    monkeypatch.setattr(common, "LABS", [*common.LABS, lab])                    # step 3: one Lab entry
+    monkeypatch.setitem(lab_settings.SETTINGS_OF, "throwaway", lab_settings.Forecasting)   # its controls
+    assert ("throwaway", {}) in chart_pages() and "/throwaway" in page_paths()
+    assert page_params()["throwaway"][:2] == ["T", "n_train"]
+    assert shape_problems("throwaway", THROWAWAY_PAGE, draws_charts=True) == []
+    broken = THROWAWAY_PAGE.replace("def line_figure", "def line")
+    assert shape_problems("throwaway", broken, draws_charts=True) == ["no figure function (NAME_figure)"]
+    from streamlit.testing.v1 import AppTest
+    at = AppTest.from_file(str(page_file), default_timeout=60)
+    at.query_params["tau"] = "nan"
+    at.run()
+    assert not at.exception and any("Ignored the URL value tau" in w.value for w in at.warning)
+
+
+def test_a_cell_added_by_the_recipe_is_covered_without_editing_a_list(monkeypatch):
+    from core import cells as registry_of_cells
+    from core import verify
+    from core.models import ModelSpec, RNNLM
+    cell = registry_of_cells.Cell("elman", "Elman RNN (test)", lambda n_in, h, layers, dropout: nn.RNN(
+        n_in, h, num_layers=layers, batch_first=True))
+    monkeypatch.setitem(registry_of_cells.CELLS, "elman", cell)                  # step 1: one Cell entry
+    assert "elman" in cells()
+    model = RNNLM(ModelSpec(9, 6, "elman", 4)).double()
+    loss, _ = model.loss(torch.randint(0, 9, (2, 5)), torch.randint(0, 9, (2, 5)))
+    loss.backward()
+    assert torch.isfinite(loss) and all(p.grad is not None for p in model.parameters())
+    checked = [r.name for r in verify.truncation_checks()]
+    assert any("(elman)" in name for name in checked)
 
 
 def test_figure_functions_are_reusable_from_another_page():

@@ -11,6 +11,7 @@ from core.sampling import sample
 from core.runs.config import TrainConfig
 from core.dataset import prepare_data
 from core.models import perplexity
+from registry import cells
 
 TEXT = ("the quick brown fox jumps over the lazy dog while the time traveller talks of the fourth dimension "
         "and the psychologist doubts him and the medical man smiles ") * 40
@@ -26,7 +27,7 @@ def test_cuda_request_without_gpu_is_clear():
         T.train(TrainConfig(**{**SMALL, "device": "cuda"}), TEXT)
 
 
-@pytest.mark.parametrize("cell", ["scratch", "rnn", "gru", "lstm"])
+@pytest.mark.parametrize("cell", cells())
 def test_loss_decreases(cell):
     result = T.train(TrainConfig(**{**SMALL, "cell": cell, "epochs": 4}), TEXT)
     assert result.status == "finished"

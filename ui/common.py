@@ -22,6 +22,9 @@ class Lab:
     title: str
     icon: str
     blurb: str
+    charts: bool = True        # draws charts at its defaults (the tests check each one's summary and data)
+    charts_tab: str = ""       # the tab its charts are on, when not the first
+    corpus_charts: bool = False   # its charts are drawn from the corpus (skipped without one)
 
     @property
     def key(self) -> str:
@@ -34,7 +37,8 @@ LABS: list[Lab] = [
     Lab("pages/forecasting.py", "Forecasting", ":material/show_chart:",
         "Fit an autoregressive model to a noisy sine and see why k-step forecasts fall apart."),
     Lab("pages/tokens.py", "Text to tokens", ":material/text_fields:",
-        "Clean text, cut it into characters or BPE subwords, and count n-grams until the table runs out of data."),
+        "Clean text, cut it into characters or BPE subwords, and count n-grams until the table runs out of data.",
+        charts_tab="Counting n-grams", corpus_charts=True),
     Lab("pages/rnn_cell.py", "RNN cell", ":material/memory:",
         "Step the recurrence through time, see the same weights reused, and check the gradients yourself."),
     Lab("pages/sampling.py", "Sampling", ":material/edit_note:",
@@ -42,7 +46,8 @@ LABS: list[Lab] = [
     Lab("pages/gradient_flow.py", "Gradient flow", ":material/waves:",
         "Turn the spectral radius of W_hh and watch the backpropagated gradient vanish or explode."),
     Lab("pages/training.py", "Training", ":material/model_training:",
-        "Train RNN, GRU and LSTM language models live on CPU or GPU; watch, stop, compare and export runs."),
+        "Train RNN, GRU and LSTM language models live on CPU or GPU; watch, stop, compare and export runs.",
+        charts=False),
 ]
 
 
@@ -98,10 +103,12 @@ def lab_link(lab: Lab | str, label: str, query: dict | None = None, icon: str | 
         st.caption(label)
 
 
-def deeper(lab_key: str, text: str, **query) -> None:
-    """A door into a lab, with the URL settings that show the point ("text: the X lab")."""
+def deeper(lab_key: str, text: str, **controls) -> None:
+    """A door into a lab, with its controls (by their declared names, core.lab_settings) set to show the point
+    ("text: the X lab")."""
+    from core.lab_settings import url_query
     entry = lab(lab_key)
-    lab_link(entry, f"{text}: the {entry.title} lab", query)
+    lab_link(entry, f"{text}: the {entry.title} lab", url_query(lab_key, controls))
 
 
 def show_source(*objects, title: str = "The code behind this figure") -> None:

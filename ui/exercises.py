@@ -16,6 +16,7 @@ import streamlit as st
 
 from core import exercises as core_ex
 from core.exercise_bank import BANK, for_lab
+from core.lab_settings import url_query
 from ui import url_state
 from ui.common import lab_link, plain
 
@@ -67,8 +68,9 @@ def hold_figures(lab: str) -> None:
 
 
 def assignment_query(ex: core_ex.Exercise) -> dict:
-    """The URL settings that open an exercise as an assignment: the lab set up for it, the exercise on top."""
-    return {**({"act": 4} if ex.lab == "chapter" else {}), **ex.url, "ex": ex.key}
+    """The URL settings that open an exercise as an assignment: the lab set up for it (its controls' URL keys
+    and values, from their declarations), the exercise on top."""
+    return {**url_query(ex.lab, ex.url), "ex": ex.key}
 
 
 def link(ex: core_ex.Exercise, hide: list[str] | tuple = ()) -> str:

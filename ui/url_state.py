@@ -1,16 +1,19 @@
 """Lab controls that live in the URL (st.query_params) as well as in the widgets.
 
-Each control starts from, in this order: the URL (when it carries a valid value), the value the learner
-last chose on this page in this session, the default. A bad URL value shows a warning and falls back.
-After the widget is drawn its value is written back to the URL, so a copied address reproduces the view.
+Every control is declared once (core.lab_settings: name, type, default, range or choices, label, help, widget,
+URL key) and drawn here with draw(). Each starts from, in this order: the URL (when it carries a valid value,
+read with the declaration's own parser), the value the learner last chose on this page in this session, the
+default. A bad URL value shows a warning and falls back. After the widget is drawn its value is written back to
+the URL with the one encoder (core.settings.as_text), so a copied address reproduces the view.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Callable, Sequence
 
 import streamlit as st
 
-from core.settings import Setting
+from core.settings import Setting, as_text, declared
 from ui.common import plain
 
 _KEEP = "_rnnlab_kept_params"
@@ -46,30 +49,21 @@ def _ns(name: str) -> str:
     return f"{st.session_state.get('_rnnlab_ns', 'app')}.{name}"
 
 
-def _fmt(value: Any) -> str:
-    if isinstance(value, bool):
-        return "1" if value else "0"
-    if isinstance(value, float):
-        return f"{value:.6g}"
-    return str(value)
-
-
-def _init(name: str, default: Any, parse: Callable[[str], Any]) -> str:
+def _init(s: Setting) -> str:
     """Make sure the widget key holds a starting value; return the key."""
-    key = _ns(name)
-    st.session_state.setdefault("_rnnlab_written", {})
-    raw = st.query_params.get(name)
+    key = _ns(s.key)
+    raw = st.query_params.get(s.key)
     kept = _kept()
     written = st.session_state.setdefault("_rnnlab_written", {})
     if key in st.session_state and (raw is None or raw == written.get(key)):
         return key  # the URL holds what this page wrote last: the widget is the source of truth
-    value = kept.get(key, default)
+    value = kept.get(key, s.default)
     if raw is not None:
         try:
-            value = parse(raw)
+            value = s.parse(raw)
         except ValueError as exc:
-            st.warning(f"Ignored the URL value {plain(name, 40)}={plain(repr(raw), 40)}: {plain(exc, 200)} "
-                       f"Using {plain(_fmt(value))} instead.", icon=":material/warning:")
+            st.warning(f"Ignored the URL value {plain(s.key, 40)}={plain(repr(raw), 40)}: {plain(exc, 200)} "
+                       f"Using {plain(as_text(value))} instead.", icon=":material/warning:")
     st.session_state[key] = value
     return key
 
@@ -80,92 +74,81 @@ def hidden_names() -> set[str]:
     return {n.strip() for n in raw.split(",") if n.strip()}
 
 
-def _draw(name: str) -> bool:
-    return name not in hidden_names()
-
-
-def _done(name: str, key: str) -> Any:
+def _done(s: Setting, key: str) -> Any:
     value = st.session_state[key]
     if value is None:  # a control the learner cleared (e.g. a deselected segmented control)
         return None
     _kept()[key] = value
-    text = _fmt(value)
+    text = as_text(value)
     st.session_state["_rnnlab_written"][key] = text
-    if st.query_params.get(name) != text:   # each write sends the browser a message: only on a change
-        st.query_params[name] = text
+    if st.query_params.get(s.key) != text:   # each write sends the browser a message: only on a change
+        st.query_params[s.key] = text
     return value
 
 
-def _parser(name: str, kind: type, lo: float | None = None, hi: float | None = None) -> Callable[[str], Any]:
-    """The URL text of a number, flag or text control parsed and checked as a declared setting is."""
-    return Setting(name, kind, None, lo, hi).parse
+def _in_range(s: Setting, value: Any) -> Any:
+    """The value kept within what the control offers now (its range or choices may depend on other controls)."""
+    if s.choices:
+        return value if value in s.choices else (s.default if s.default in s.choices else s.choices[0])
+    if s.kind in (int, float) and value is not None:
+        lo = s.lo if s.lo is not None else value
+        hi = s.hi if s.hi is not None else value
+        return s.kind(min(max(value, lo), hi))
+    return value
 
 
-def _choice_parser(options: Sequence[Any]) -> Callable[[str], Any]:
-    by_text = {_fmt(o): o for o in options}
-
-    def parse(raw: str) -> Any:
-        if raw not in by_text:
-            raise ValueError(f"not one of {', '.join(by_text)}.")
-        return by_text[raw]
-    return parse
+def _widget(s: Setting) -> str:
+    if s.widget:
+        return s.widget
+    if s.choices:
+        return "radio"
+    return {bool: "toggle", str: "text"}.get(s.kind, "slider")
 
 
-def int_slider(label: str, name: str, default: int, lo: int, hi: int, step: int = 1, **kw) -> int:
-    key = _init(name, default, _parser(name, int, lo, hi))
-    if not lo <= st.session_state[key] <= hi:  # bounds that depend on other controls moved
-        st.session_state[key] = min(max(st.session_state[key], lo), hi)
-    if _draw(name):
-        st.slider(label, lo, hi, step=step, key=key, **kw)
-    return int(_done(name, key))
+def _number(s: Setting, x):
+    return None if x is None else s.kind(x)
 
 
-def float_slider(label: str, name: str, default: float, lo: float, hi: float, step: float, **kw) -> float:
-    key = _init(name, default, _parser(name, float, lo, hi))
-    st.session_state[key] = float(min(max(st.session_state[key], lo), hi))
-    if _draw(name):
-        st.slider(label, float(lo), float(hi), step=float(step), key=key, **kw)
-    return float(_done(name, key))
+WIDGETS: dict[str, Callable] = {
+    "slider": lambda s, key, kw: st.slider(s.label, _number(s, s.lo), _number(s, s.hi),
+                                           step=_number(s, s.step or 1), key=key, **kw),
+    "input": lambda s, key, kw: st.number_input(s.label, min_value=_number(s, s.lo), max_value=_number(s, s.hi),
+                                                step=_number(s, s.step or 1), key=key, **kw),
+    "select_slider": lambda s, key, kw: st.select_slider(s.label, options=list(s.choices), key=key, **kw),
+    "radio": lambda s, key, kw: st.radio(s.label, options=list(s.choices), key=key, **kw),
+    "select": lambda s, key, kw: st.selectbox(s.label, options=list(s.choices), key=key, **kw),
+    "segmented": lambda s, key, kw: st.segmented_control(s.label, options=list(s.choices), key=key, **kw),
+    "toggle": lambda s, key, kw: st.toggle(s.label, key=key, **kw),
+    "text": lambda s, key, kw: st.text_input(s.label, max_chars=int(s.hi) if s.hi else None, key=key, **kw),
+}
 
 
-def int_input(label: str, name: str, default: int, lo: int, hi: int, step: int = 1, **kw) -> int:
-    key = _init(name, default, _parser(name, int, lo, hi))
-    st.session_state[key] = int(min(max(st.session_state[key], lo), hi))
-    if _draw(name):
-        st.number_input(label, min_value=lo, max_value=hi, step=step, key=key, **kw)
-    return int(_done(name, key))
+def draw(s: Setting, *, lo: float | None = None, hi: float | None = None, choices: Sequence | None = None,
+         default: Any = None, **widget_options) -> Any:
+    """Draw a declared control (core.lab_settings), bound to the URL under its key, and return its value.
+
+    lo, hi, choices and default narrow the declaration where they depend on something only the page knows
+    (another control, the session's models); widget_options go to the Streamlit widget (format_func, disabled,
+    horizontal, label_visibility ...). A control named in the URL's hide= list is not drawn: it keeps the
+    link's value."""
+    change = {k: v for k, v in dict(lo=lo, hi=hi, default=default).items() if v is not None}
+    if choices is not None:
+        change["choices"] = tuple(choices)
+    s = replace(s, **change) if change else s
+    key = _init(s)
+    st.session_state[key] = _in_range(s, st.session_state[key])
+    if s.key not in hidden_names():
+        widget_options.setdefault("help", s.help or None)
+        if s.words and "format_func" not in widget_options:
+            widget_options["format_func"] = s.word
+        WIDGETS[_widget(s)](s, key, widget_options)
+    value = _done(s, key)
+    return value if value is None or s.kind not in (int, float, bool) or s.choices else s.kind(value)
 
 
-def select_slider(label: str, name: str, default: Any, options: Sequence[Any], **kw) -> Any:
-    key = _init(name, default, _choice_parser(options))
-    if st.session_state[key] not in options:
-        st.session_state[key] = default
-    if _draw(name):
-        st.select_slider(label, options=list(options), key=key, **kw)
-    return _done(name, key)
-
-
-def choice(label: str, name: str, default: Any, options: Sequence[Any], widget: str = "selectbox", **kw) -> Any:
-    key = _init(name, default, _choice_parser(options))
-    if st.session_state[key] not in options:
-        st.session_state[key] = default
-    if _draw(name):
-        getattr(st, widget)(label, options=list(options), key=key, **kw)
-    return _done(name, key)
-
-
-def toggle(label: str, name: str, default: bool, **kw) -> bool:
-    key = _init(name, default, _parser(name, bool))
-    if _draw(name):
-        st.toggle(label, key=key, **kw)
-    return bool(_done(name, key))
-
-
-def text(label: str, name: str, default: str, max_chars: int, **kw) -> str:
-    key = _init(name, default, _parser(name, str, 0, max_chars))
-    if _draw(name):
-        st.text_input(label, max_chars=max_chars, key=key, **kw)
-    return str(_done(name, key))
+def controls(settings_class) -> dict[str, Setting]:
+    """A lab's declared controls by name, to draw one by one: c = controls(Forecasting); draw(c["tau"])."""
+    return declared(settings_class)
 
 
 _FORMS = "_rnnlab_form_urls"

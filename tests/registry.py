@@ -1,0 +1,28 @@
+"""The tests' lists of pages, URL names and cells, all read from the registries (ui.common.LABS,
+core.lab_settings, core.cells.CELLS): a new lab or cell is covered without editing a test."""
+from core.cells import CELLS
+from core.lab_settings import CHAPTER_ACTS, SETTINGS_OF, url_keys
+from ui import common
+
+
+def labs():
+    return list(common.LABS)
+
+
+def chart_pages() -> list[tuple[str, dict]]:
+    """(page, query) for every page that draws charts at its defaults: each act of the chapter, each lab."""
+    return [("chapter", {"act": str(a)}) for a in CHAPTER_ACTS] + [(lab.key, {}) for lab in labs() if lab.charts]
+
+
+def page_paths() -> list[str]:
+    """The address of every page: each act of the chapter, the exercises, each lab."""
+    return [f"/?act={a}" for a in CHAPTER_ACTS] + ["/exercises"] + [f"/{lab.key}" for lab in labs()]
+
+
+def page_params() -> dict[str, list[str]]:
+    """The URL names each page reads: its declared controls, plus the exercise and the controls a link hides."""
+    return {page: [*url_keys(page), "ex", "hide"] for page in SETTINGS_OF}
+
+
+def cells() -> list[str]:
+    return list(CELLS)
