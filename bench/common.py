@@ -1,4 +1,6 @@
-"""Helpers for the benchmarks: timing AppTest reruns of a page."""
+"""Helpers for the benchmarks: timing AppTest reruns of a page, and the tiny size the tests run every bench at
+(RNNLAB_BENCH_TINY=1, tests/test_benches.py), so that no bench rots unnoticed."""
+import os
 import statistics
 import sys
 import time
@@ -6,9 +8,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+TINY = os.environ.get("RNNLAB_BENCH_TINY") == "1"
 
 
-def rerun_ms(page: str, change, n: int = 20, query: dict | None = None) -> list[float]:
+def size(full, tiny):
+    """A bench's count: `full` when measuring, `tiny` when the tests only check that the bench still runs."""
+    return tiny if TINY else full
+
+
+def rerun_ms(page: str, change, n: int | None = None, query: dict | None = None) -> list[float]:
     """Server time (ms) of n AppTest reruns of pages/<page>.py, calling change(at, i) before each."""
     from streamlit.testing.v1 import AppTest
     at = AppTest.from_file(str(ROOT / "pages" / f"{page}.py"), default_timeout=120)
@@ -16,7 +24,7 @@ def rerun_ms(page: str, change, n: int = 20, query: dict | None = None) -> list[
         at.query_params[k] = v
     at.run()
     times = []
-    for i in range(n):
+    for i in range(n or size(20, 2)):
         change(at, i)
         t0 = time.perf_counter()
         at.run()

@@ -8,19 +8,17 @@ import subprocess
 import sys
 import time
 import urllib.request
-from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from common import ROOT, size
 
 
-def rerun_times(n: int = 20) -> list[float]:
+def rerun_times(n: int | None = None) -> list[float]:
     at = AppTest.from_file(str(ROOT / "pages" / "forecasting.py"), default_timeout=60).run()
     slider = "forecasting.tau"
     times = []
-    for i in range(n):
+    for i in range(n or size(20, 2)):
         at.slider(key=slider).set_value(4 + (i % 8))
         t0 = time.perf_counter()
         at.run()

@@ -21,7 +21,7 @@ from core.runs.loop import train
 
 def line(name: str, r) -> str:
     return (f"{name:>5} on {r.device}: {r.tokens_per_s:>12,.0f} tokens/s, {r.elapsed:6.1f} s for "
-            f"{r.final['epoch']} epochs, val ppl {r.final['val_ppl']:.3f}, {r.final['val_bpb']:.3f} bits/byte")
+            f"{r.final.epoch} epochs, val ppl {r.final.val_ppl:.3f}, {r.final.val_bpb:.3f} bits/byte")
 
 
 def main() -> None:

@@ -16,8 +16,8 @@ import statistics
 import time
 from dataclasses import replace
 
-import common  # noqa: F401
 from book_loop import book_style_run
+from common import size
 from core.corpus import load_corpus
 from core.runs.config import PRESETS
 from core.dataset import prepare_data
@@ -25,6 +25,7 @@ from core.runs.loop import train
 
 
 def run(cell: str, data, **overrides):
+    overrides.setdefault("epochs", size(PRESETS["book"].config.epochs, 2))
     cfg = replace(PRESETS["book"].config, cell=cell, device="cpu", **overrides)
     t0 = time.perf_counter()
     result = train(cfg, data=data)
@@ -41,24 +42,24 @@ if __name__ == "__main__":
     args = ap.parse_args()
     data = prepare_data(PRESETS["book"].config, load_corpus())
     run("rnn", data, epochs=1)  # warm-up: first-use imports and allocations are not the paths' cost
-    fused, scratch = (run(c, data, epochs=4, sample_length=1)[0].tokens_per_s for c in ("rnn", "scratch"))
+    fused, scratch = (run(c, data, epochs=size(4, 1), sample_length=1)[0].tokens_per_s for c in ("rnn", "scratch"))
     print(f"book preset, 4 epochs each: fused {fused:,.0f} tokens/s, scratch {scratch:,.0f} tokens/s, "
           f"ratio {fused / scratch:.2f}x")
     if args.book:
-        per_epoch, book_rate, _ = book_style_run(data, len(data.vocab))
+        per_epoch, book_rate, _ = book_style_run(data, len(data.vocab), epochs=size(3, 1))
         print(f"book-style loop: {book_rate:,.0f} tokens/s, {per_epoch:.2f} s per epoch (with validation) -> "
               f"about {100 * per_epoch:.0f} s for the preset's 100 epochs; fused / book-style tokens per second "
               f"{fused / book_rate:.2f}x")
     if args.full and not args.seeds:
         result, seconds = run("rnn", data)
         print(f"full book preset (fused, CPU): {seconds:.1f} s, validation perplexity "
-              f"{result.final['val_ppl']:.3f} (target <= 7.3 in under 12 s)")
+              f"{result.final.val_ppl:.3f} (target <= 7.3 in under 12 s)")
     if args.seeds:
         rows = {p: [] for p in args.paths.split(",")}
         for seed in range(args.seed_start, args.seed_start + args.seeds):
             for cell in rows:
                 if cell == "book":
-                    per_epoch, _, ppl = book_style_run(data, len(data.vocab), epochs=100, seed=seed)
+                    per_epoch, _, ppl = book_style_run(data, len(data.vocab), epochs=size(100, 2), seed=seed)
                     seconds = 100 * per_epoch
                 else:
                     result, seconds = run(cell, data, seed=seed)

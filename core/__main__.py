@@ -24,7 +24,7 @@ def main(argv: list[str]) -> int:
     elif command == "pretrain":
         from core.runs.pretrain import main as run
     elif command == "passage":
-        from core.passage import main as run
+        from core.passage_store import main as run
     elif command == "exercises":
         from core.exercises import main as run
     else:

@@ -33,7 +33,7 @@ class Merge:
 
 def readable(vocab: BPEVocab, symbol: str) -> str:
     """A byte-level symbol (GPT-2's printable stand-ins for bytes) as the text it stands for, spaces as ␣."""
-    raw = bytes(vocab._unicode_to_byte[c] for c in symbol)
+    raw = vocab.symbol_bytes(symbol)
     return raw.decode("utf-8", errors="replace").replace(" ", "␣").replace("\n", "⏎")
 
 

@@ -89,12 +89,3 @@ def one_hot_lookup(run: WordRun, t: int) -> Lookup:
     step = run.step(t)
     token = int(run.x_ids[0, t - 1])
     return Lookup(token, (step.X @ run.params["W_xh"])[0], run.params["W_xh"][token].copy())
-
-
-def input_parameters(vocab_size: int, hidden: int, embed_dim: int) -> int:
-    """Weights between a token and the cell: |V| x h with one-hot inputs (embed_dim 0), else an embedding
-    table |V| x d and then W_xh, d x h."""
-    V = check_int("vocabulary size", vocab_size, 1)
-    h = check_int("hidden units", hidden, 1)
-    d = check_int("embedding size", embed_dim, 0)
-    return V * h if d == 0 else V * d + d * h

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from core import cell_demo, forecast, gradflow, tokens
+from core import cell_demo, forecast, gradflow, ngrams, param_counts, tokens
 from core.exercises import CHOICE, NUMBER, Exercise, Solution
 
 
@@ -54,7 +54,7 @@ def settles_at(s: dict) -> Solution:
 # --- Text to tokens ----------------------------------------------------------------------------------------
 
 def ngram_table_power(s: dict) -> Solution:
-    size = tokens.ngram_table_size(s["V"], s["k"])
+    size = param_counts.ngram_table_size(s["V"], s["k"])
     power = math.log10(size)
     return Solution(power, f"A table over {s['k']} tokens of context needs a probability for each next token after "
                            f"each context: |V|^{s['k'] + 1} = {s['V']:,}^{s['k'] + 1} = 10^{power:.0f} entries.",
@@ -62,7 +62,7 @@ def ngram_table_power(s: dict) -> Solution:
 
 
 def rnn_parameters(s: dict) -> Solution:
-    terms = tokens.rnn_parameter_terms(s["V"], 0, s["h"])
+    terms = param_counts.rnn_parameter_terms(s["V"], 0, s["h"])
     total = sum(terms.values())
     parts = ", ".join(f"{k.split(' (')[0]} {v:,}" for k, v in terms.items())
     return Solution(float(total), f"{parts}: {total:,} in all, whatever the length of the context.", terms)
@@ -72,7 +72,7 @@ def coverage_share(s: dict) -> Solution:
     from core.corpus import clean, load_corpus
     text = clean(load_corpus(), "letters")
     vocab = tokens.CharVocab.build(text)
-    cov = tokens.ngram_coverage(vocab.encode(text), s["n"])[-1]
+    cov = ngrams.ngram_coverage(vocab.encode(text), s["n"])[-1]
     pct = 100 * cov.share
     answer = "under 1%" if pct < 1 else "1% to 10%" if pct < 10 else "10% to 50%" if pct < 50 else "over 50%"
     return Solution(answer, f"The book shows {cov.distinct:,} distinct {s['n']}-grams of the {cov.possible:,} that its "

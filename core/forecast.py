@@ -85,14 +85,21 @@ def predict_k_step(model: ARModel, x: np.ndarray, k: int) -> np.ndarray:
     k = check_int("k", k, 1, 10_000)
     if len(x) < tau + k:
         raise ValueError(f"The series has {len(x)} points; a {k}-step forecast with tau = {tau} needs at least {tau + k}.")
-    n = len(x) - tau - k + 1
-    buf = np.empty((n, tau + k))
-    buf[:, :tau] = np.lib.stride_tricks.sliding_window_view(x, tau)[:n]
-    for s in range(k):
-        buf[:, tau + s] = buf[:, s:s + tau] @ model.weights + model.bias
+    buf = _fed_back(model, x, k, len(x) - tau - k + 1)
     out = np.full(len(x), np.nan)
     out[tau + k - 1:] = buf[:, -1]
     return out
+
+
+def _fed_back(model: ARModel, x: np.ndarray, steps: int, rows: int) -> np.ndarray:
+    """Row j: the window x[j:j+tau], then `steps` forecasts, each fed the ones before it: column tau + s is the
+    (s + 1)-step forecast of x[j + tau + s]."""
+    tau = model.tau
+    buf = np.empty((rows, tau + steps))
+    buf[:, :tau] = np.lib.stride_tricks.sliding_window_view(x, tau)[:rows]
+    for s in range(steps):
+        buf[:, tau + s] = buf[:, s:s + tau] @ model.weights + model.bias
+    return buf
 
 
 def mse_by_horizon(model: ARModel, x: np.ndarray, max_k: int = 64, start: int = 0) -> np.ndarray:
@@ -108,13 +115,9 @@ def mse_by_horizon(model: ARModel, x: np.ndarray, max_k: int = 64, start: int = 
     if first >= len(x):
         raise ValueError(f"No target left to score: with tau = {model.tau} and max_k = {max_k} the first "
                          f"forecastable point is {model.tau + max_k - 1}, past the series end ({len(x)}).")
-    # One pass of max_k feedback steps from every start window gives every horizon at once:
-    # column tau + s of row j is the (s + 1)-step forecast of x[j + tau + s].
-    tau, n = model.tau, len(x) - model.tau
-    buf = np.empty((n, tau + max_k))
-    buf[:, :tau] = np.lib.stride_tricks.sliding_window_view(x, tau)[:n]
-    for s in range(max_k):
-        buf[:, tau + s] = buf[:, s:s + tau] @ model.weights + model.bias
+    # One pass of max_k feedback steps from every start window gives every horizon at once.
+    tau = model.tau
+    buf = _fed_back(model, x, max_k, len(x) - tau)
     targets = x[first:]
     out = np.empty(max_k)
     for s in range(max_k):

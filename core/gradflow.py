@@ -177,5 +177,6 @@ def analyse(n: int = 32, scale: float = 1.0, T: int = 24, kind: str = "gaussian"
     if use_tanh:
         hs = tanh_forward(W, T, input_scale, seed)[1][1:]
         slope, saturated = float(np.mean(1.0 - hs ** 2)), float(np.mean(np.abs(hs) > 0.99))
-    return Analysis(W, spectral_radius(W), np.linalg.eigvals(W), linear, tanh, regime(float(shown[-1])),
+    eigenvalues = np.linalg.eigvals(W)
+    return Analysis(W, float(np.max(np.abs(eigenvalues))), eigenvalues, linear, tanh, regime(float(shown[-1])),
                     growth_factor(shown), clipped, factor, slope, saturated)

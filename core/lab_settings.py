@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from core.cell_demo import MAX_WORD
 from core.corpus import CLEANINGS
 from core.gradflow import KINDS
 from core.settings import Setting, as_text, declared, setting
@@ -56,7 +57,7 @@ class Tokens:
 
 @dataclass(frozen=True)
 class RnnCell:
-    word: str = setting("machine", "Word to read (the network predicts each next letter)", hi=12)
+    word: str = setting("machine", "Word to read (the network predicts each next letter)", hi=MAX_WORD)
     h: int = setting(4, "Hidden units", lo=1, hi=8)
     seed: int = setting(0, "Weight seed", lo=0, hi=10_000, widget="input")
     V: int = setting(28, "Vocabulary |V|", lo=2, hi=100_000, widget="input")

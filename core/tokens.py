@@ -6,7 +6,6 @@ import collections
 import hashlib
 import json
 import threading
-from dataclasses import dataclass
 
 import numpy as np
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
@@ -19,7 +18,7 @@ UNK_CHAR = "\ufffd"  # how an unknown id prints when decoding characters
 BPE_MIN, BPE_MAX = 256, 4096
 
 
-def _checked_ids(ids, vocab_size: int) -> np.ndarray:
+def checked_ids(ids, vocab_size: int) -> np.ndarray:
     """ids as a flat int64 array, or ValueError when one lies outside the vocabulary."""
     ids = np.asarray(ids, dtype=np.int64).ravel()
     if ids.size and (ids.min() < 0 or ids.max() >= vocab_size):
@@ -72,7 +71,7 @@ class CharVocab:
         return out
 
     def decode(self, ids) -> str:
-        ids = _checked_ids(ids, len(self))
+        ids = checked_ids(ids, len(self))
         return "".join(UNK_CHAR if i == 0 else self.idx_to_token[i] for i in ids)
 
     def unknown(self, text: str) -> list[str]:
@@ -107,11 +106,15 @@ class BPEVocab:
         return np.asarray(self.tokenizer.encode(text).ids, dtype=np.int64)
 
     def decode(self, ids) -> str:
-        ids = _checked_ids(ids, len(self))
+        ids = checked_ids(ids, len(self))
         return self.tokenizer.decode(ids.tolist(), skip_special_tokens=False)
 
+    def symbol_bytes(self, symbol: str) -> bytes:
+        """The bytes a byte-level symbol (GPT-2's printable stand-ins for bytes, as in merges) stands for."""
+        return bytes(self._unicode_to_byte[c] for c in symbol)
+
     def token_bytes(self, i: int) -> bytes:
-        return bytes(self._unicode_to_byte[c] for c in self.tokenizer.id_to_token(int(i)))
+        return self.symbol_bytes(self.tokenizer.id_to_token(int(i)))
 
     def token_text(self, i: int) -> str:
         """A token as readable text (partial UTF-8 sequences shown with the replacement character)."""
@@ -195,100 +198,3 @@ def bytes_per_token(vocab, text: str, ids: np.ndarray | None = None) -> float:
         raise ValueError("bytes_per_token needs a non-empty text.")
     ids = vocab.encode(text) if ids is None else ids
     return len(text.encode("utf-8")) / max(1, len(ids))
-
-
-# ---------------------------------------------------------------------------------------------- n-grams
-
-def ngram_counts(ids, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct n-grams of the id sequence (rows, in descending count order) and their counts."""
-    ids = np.asarray(ids, dtype=np.int64).ravel()
-    n = check_int("n", n, 1, 10)
-    if len(ids) < n:
-        return np.zeros((0, n), dtype=np.int64), np.zeros(0, dtype=np.int64)
-    windows = np.lib.stride_tricks.sliding_window_view(ids, n)
-    base = int(ids.max()) + 1
-    if base ** n < 2 ** 62:  # pack each n-gram into one integer: a 1-D unique is much faster
-        weights = base ** np.arange(n - 1, -1, -1, dtype=np.int64)
-        keys, counts = np.unique(windows @ weights, return_counts=True)
-        grams = (keys[:, None] // weights) % base
-    else:
-        grams, counts = np.unique(windows, axis=0, return_counts=True)
-    order = np.lexsort((*grams.T[::-1], -counts))
-    return grams[order], counts[order]
-
-
-def token_counts(ids, vocab_size: int) -> np.ndarray:
-    """How often each token id occurs (an entry for every id, zero for those that never do)."""
-    return np.bincount(_checked_ids(ids, check_int("vocab_size", vocab_size, 1)), minlength=vocab_size)
-
-
-def top_ngrams(vocab, ids, n: int, k: int = 10) -> list[tuple[str, int]]:
-    """The k most frequent n-grams, shown as text."""
-    k = check_int("k", k, 1, 10_000)
-    grams, counts = ngram_counts(ids, n)
-    return [("".join(vocab.token_text(int(i)) for i in g), int(c)) for g, c in zip(grams[:k], counts[:k])]
-
-
-def zipf_curve(ids, n: int) -> np.ndarray:
-    """Counts of the distinct n-grams sorted from most to least frequent (plot against rank 1..)."""
-    return ngram_counts(ids, n)[1]
-
-
-@dataclass(frozen=True)
-class Coverage:
-    n: int
-    distinct: int   # distinct n-grams in the text
-    symbols: int    # token types that occur in the text (S): <unk> and unused BPE tokens are not counted
-    total: int      # n-gram positions in the text
-
-    @property
-    def possible(self) -> int:
-        """S^n n-grams could be formed from the token types that occur (a Python int: it can be huge)."""
-        return self.symbols ** self.n
-
-    @property
-    def share(self) -> float:
-        return self.distinct / self.possible
-
-
-def ngram_coverage(ids, max_n: int = 5) -> list[Coverage]:
-    """For n = 1..max_n: distinct n-grams seen against the S^n that the S token types occurring could form."""
-    max_n = check_int("max_n", max_n, 1, 10)
-    ids = np.asarray(ids, dtype=np.int64).ravel()
-    symbols = int(np.unique(ids).size)
-    return [Coverage(n, len(ngram_counts(ids, n)[1]), symbols, max(0, len(ids) - n + 1))
-            for n in range(1, max_n + 1)]
-
-
-# ------------------------------------------------------------------------------------ parameter counts
-
-def ngram_table_size(vocab_size: int, k: int) -> int:
-    """Entries of a (k+1)-gram table: a probability for each next token after each k-token context, |V|^(k+1)."""
-    return check_int("vocab_size", vocab_size, 1) ** (check_int("k", k, 0, 1000) + 1)
-
-
-def rnn_parameter_terms(vocab_size: int, embed_dim: int, hidden: int) -> dict[str, int]:
-    """Parameters of a one-layer RNN language model, term by term (embedding, recurrent, output).
-    embed_dim 0: one-hot inputs, so no embedding and W_xh is |V| x h."""
-    V = check_int("vocab_size", vocab_size, 1)
-    d = check_int("embed_dim", embed_dim, 0)
-    h = check_int("hidden", hidden, 1)
-    inputs = {"embedding E (|V| x d)": V * d, "input weights W_xh (d x h)": d * h} if d else \
-        {"input weights W_xh (|V| x h)": V * h}
-    return {
-        **inputs,
-        "recurrent weights W_hh (h x h)": h * h,
-        "hidden bias b_h (h)": h,
-        "output weights W_hq (h x |V|)": h * V,
-        "output bias b_q (|V|)": V,
-    }
-
-
-def window_model_parameters(vocab_size: int, window: int, hidden: int) -> int:
-    """Parameters of a fixed-window neural language model (the step from n-grams to RNNs): the last `window`
-    tokens one-hot and side by side (window x |V| inputs), one hidden layer of h units, scores over |V|.
-    Its input weights grow with the window; an RNN's do not, because it reads one token at a time."""
-    V = check_int("vocab_size", vocab_size, 1)
-    n = check_int("window", window, 1, 10_000)
-    h = check_int("hidden", hidden, 1)
-    return n * V * h + h + h * V + V

@@ -13,15 +13,15 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from core import forecast, passage, tokens
+from core import forecast, param_counts, passage, passage_store
 from core.lab_settings import Chapter
 from core.runs.record import HistoryRow, Status
-from pages import forecasting, rnn_cell
-from pages.chapter_after import after_the_acts
-from pages.training import queued_notice
+from pages import forecasting, gradient_flow, rnn_cell
 from pages import tokens as tokens_page
 from ui import exercises, passage_run, texts, url_state
 from ui.common import BOOK, BOOK_URL, cite, deeper, learner_errors, plain
+from ui.chapter_after import after_the_acts
+from ui.run_notice import queued_notice
 from ui.plots import hline, show, style
 
 ACTS = {1: "Predicting the next step", 2: "Language into numbers", 3: "A network with memory",
@@ -115,9 +115,9 @@ def act_language() -> None:
 def window_figure(V: int, h: int, max_window: int = 20) -> go.Figure:
     """Parameters against the context length: a fixed-window network grows, an RNN stays flat."""
     n = np.arange(1, max_window + 1)
-    rnn = sum(tokens.rnn_parameter_terms(V, 0, h).values())
+    rnn = sum(param_counts.rnn_parameter_terms(V, 0, h).values())
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=n, y=[tokens.window_model_parameters(V, int(k), h) for k in n], mode="lines+markers",
+    fig.add_trace(go.Scatter(x=n, y=[param_counts.window_model_parameters(V, int(k), h) for k in n], mode="lines+markers",
                              name="fixed-window network (the last n tokens side by side)"))
     fig.add_trace(go.Scatter(x=n, y=[rnn] * len(n), name="RNN (one token at a time, any context)",
                              mode="lines", line=dict(width=3)))
@@ -139,8 +139,8 @@ def act_memory() -> None:
                 "length without growing. (Rows are examples here, as in the book: X is batch × inputs.)")
     h = url_state.draw(CONTROLS["h"])
     V = 28
-    rnn = sum(tokens.rnn_parameter_terms(V, 0, h).values())
-    w5, w20 = tokens.window_model_parameters(V, 5, h), tokens.window_model_parameters(V, 20, h)
+    rnn = sum(param_counts.rnn_parameter_terms(V, 0, h).values())
+    w5, w20 = param_counts.window_model_parameters(V, 5, h), param_counts.window_model_parameters(V, 20, h)
     show(window_figure(V, h), f"With |V| = {V} characters and h = {h}: a network that reads the last 5 characters "
          f"side by side has {w5:,} parameters and one that reads 20 has {w20:,}; the RNN has {rnn:,} whatever the "
          f"context, and carries the past in a state of {h} numbers.", "act3.window")
@@ -170,9 +170,10 @@ def passage_figure(history: list[HistoryRow], vocab_size: int, title: str) -> go
     return fig
 
 
-def passage_summary(history: list[HistoryRow], vocab_size: int, seconds: float | None) -> str:
+def passage_summary(history: list[HistoryRow], vocab_size: int, seconds: float | None, where: str = "here") -> str:
+    """The run in numbers; `where` says where its time was measured (this server, or the machine that stored it)."""
     first, last = history[0], history[-1]
-    took = f" in {seconds:.1f} s" if seconds else ""
+    took = f" in {seconds:.1f} s ({where})" if seconds else ""
     return (f"Training perplexity falls from {first.train_ppl:.1f} (a uniform guess over {vocab_size} characters "
             f"is {vocab_size}) to {last.train_ppl:.2f} after {last.epoch} epochs{took}; on the text after the "
             f"passage it goes from {first.val_ppl:.1f} to {last.val_ppl:.1f}.")
@@ -193,15 +194,16 @@ def retrain_controls(raw: str | None) -> None:
             st.warning(plain(exc, 400), icon=":material/hourglass_top:")
     if raw is None:
         st.caption("Retraining needs the corpus (see below). The stored run shown here was made by "
-                   f"`{passage.COMMAND}`.")
+                   f"`{passage_store.COMMAND}`.")
 
 
-def run_view(baked: passage.Baked) -> None:
+def run_view(baked: passage_store.Baked) -> None:
     """The live run while it trains (refreshing twice a second), its result after, else the stored run."""
     job = passage_run.current()
     if job is None:
         draw_run(baked.history, baked.samples, baked.meta["training_seconds"], "The stored run (seed 0)",
-                 baked.vocab_size)
+                 baked.vocab_size, where=f"timed on the {baked.meta['device'].split(' ')[0].upper()} of the machine "
+                 "that stored it")
     elif job.active:
         st.fragment(run_every=0.5)(live_run)(baked.vocab_size)
     else:
@@ -232,9 +234,9 @@ def live_run(vocab_size: int) -> None:
 
 
 def draw_run(history: list[HistoryRow], samples: dict[int, str], seconds: float | None, title: str,
-             vocab_size: int) -> None:
-    show(passage_figure(history, vocab_size, title), f"{title}. {passage_summary(history, vocab_size, seconds)}",
-         "act4.passage")
+             vocab_size: int, where: str = "on this server") -> None:
+    show(passage_figure(history, vocab_size, title),
+         f"{title}. {passage_summary(history, vocab_size, seconds, where)}", "act4.passage")
     prefix = passage.config().sample_prefix
     st.table(pd.DataFrame({"epoch": list(samples), f"greedy continuation of “{prefix}”": list(samples.values())})
              .set_index("epoch"))
@@ -263,7 +265,7 @@ def teacher_forcing_view(tf: passage.TeacherForcing, label: str, width: int = 90
                 f"{body}</table></div>", unsafe_allow_html=True)
 
 
-def teacher_forcing_section(baked: passage.Baked, raw: str | None) -> None:
+def teacher_forcing_section(baked: passage_store.Baked, raw: str | None) -> None:
     st.subheader("Teacher forcing: why generating is harder than training")
     st.markdown(
         "In training, every step reads the **true** previous character, whatever the network guessed: this is "
@@ -308,7 +310,11 @@ def act_training() -> None:
 
 # --- the page --------------------------------------------------------------------------------------------
 
-ACT_BODIES = {1: act_predicting, 2: act_language, 3: act_memory, 4: act_training, 5: after_the_acts}
+def act_after() -> None:
+    after_the_acts(gradient_flow.norms_figure)
+
+
+ACT_BODIES = {1: act_predicting, 2: act_language, 3: act_memory, 4: act_training, 5: act_after}
 ACT_SECTIONS = {1: "9.1 Working with Sequences", 2: "9.2 Converting Raw Text into Sequence Data and 9.3 "
                 "Language Models", 3: "9.4 Recurrent Neural Networks", 4: "9.5 Recurrent Neural Network "
                 "Implementation from Scratch and 9.7 Backpropagation Through Time", 5: "9.6 Concise "

@@ -8,7 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from core import cell_demo, rnn_ref, tokens, verify
+from core import cell_demo, param_counts, rnn_ref, verify
 from core.lab_settings import RnnCell
 from ui import exercises, url_state
 from ui.common import cite, header, learner_errors, plain, show_source
@@ -119,10 +119,10 @@ def unrolled_figure(word: str, steps: int, current: int) -> go.Figure:
 def memory_figure(V: int, h: int) -> go.Figure:
     """Parameters of an RNN (flat in the context length) against entries of an n-gram table (|V|^(k+1))."""
     ctx = np.arange(1, 21)
-    rnn_params = sum(tokens.rnn_parameter_terms(V, 0, h).values())  # one-hot inputs: no embedding
+    rnn_params = sum(param_counts.rnn_parameter_terms(V, 0, h).values())  # one-hot inputs: no embedding
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=ctx, y=[rnn_params] * len(ctx), name="RNN parameters (any context)"))
-    fig.add_trace(go.Scatter(x=ctx, y=[float(tokens.ngram_table_size(V, int(k))) for k in ctx],
+    fig.add_trace(go.Scatter(x=ctx, y=[float(param_counts.ngram_table_size(V, int(k))) for k in ctx],
                              name="n-gram table entries |V|^(k+1)"))
     return style(fig, None, "context length k", "count", height=330, log_y=True)
 
@@ -176,7 +176,7 @@ def memory_without_growing() -> None:
     with m2:
         h = url_state.draw(CONTROLS["h2"])
     with learner_errors():
-        rnn = sum(tokens.rnn_parameter_terms(V, 0, h).values())
+        rnn = sum(param_counts.rnn_parameter_terms(V, 0, h).values())
         show(memory_figure(V, h), f"With |V| = {V:,} and h = {h:,}, the RNN has {rnn:,} parameters for any context "
              f"length; an n-gram table with 20 tokens of context needs |V|^21 = 10^"
              f"{21 * math.log10(V):.1f} entries.", "memory")
@@ -247,8 +247,8 @@ def one_hot_or_embedding(run: cell_demo.WordRun) -> None:
     rows = []
     for V, h, d in ((len(run.vocab), run.params["W_hh"].shape[0], 2), (28, 256, 64), (10_000, 256, 256),
                     (10_000, 256, 64)):
-        rows.append({"|V|": V, "h": h, "one-hot: W_xh (|V| × h)": cell_demo.input_parameters(V, h, 0),
-                     "d": d, "embedding: E (|V| × d) + W_xh (d × h)": cell_demo.input_parameters(V, h, d)})
+        rows.append({"|V|": V, "h": h, "one-hot: W_xh (|V| × h)": param_counts.input_parameters(V, h, 0),
+                     "d": d, "embedding: E (|V| × d) + W_xh (d × h)": param_counts.input_parameters(V, h, d)})
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
 
 

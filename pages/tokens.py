@@ -10,7 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from core import bpe_merges, corpus, tokens
+from core import bpe_merges, corpus, ngrams, param_counts, tokens
 from core.lab_settings import BPE_SIZES, Tokens
 from ui import exercises, texts, url_state
 from ui.common import cite, controls_beside_view, header, learner_errors, plain, show_source
@@ -65,7 +65,7 @@ def zipf_figure(curves: list[np.ndarray]) -> go.Figure:
     return style(fig, "Zipf's law: frequency against rank (log-log)", "rank", "count", log_x=True, log_y=True)
 
 
-def coverage_figure(cov: list[tokens.Coverage]) -> go.Figure:
+def coverage_figure(cov: list[ngrams.Coverage]) -> go.Figure:
     """Distinct n-grams seen against the possible ones and the n-grams in the text, for n = 1..5."""
     n = [c.n for c in cov]
     fig = go.Figure()
@@ -89,7 +89,7 @@ def zipf_summary(curves: list[np.ndarray]) -> str:
     return "Frequency against rank. " + "; ".join(parts) + "."
 
 
-def coverage_summary(cov: list[tokens.Coverage]) -> str:
+def coverage_summary(cov: list[ngrams.Coverage]) -> str:
     parts = ", ".join(f"n = {c.n}: {c.distinct:,} of {c.possible:,}" for c in cov)
     return f"Distinct n-grams seen in the text against the possible ones: {parts}."
 
@@ -148,7 +148,7 @@ def tables(s: Settings, text: str, vocab, ids) -> None:
     with left:
         st.markdown("**Vocabulary** (token, id, count in the text)")
         table = pd.DataFrame({"token": [visible(vocab.token_text(i)) for i in range(len(vocab))],
-                              "id": np.arange(len(vocab)), "count": tokens.token_counts(ids, len(vocab))})
+                              "id": np.arange(len(vocab)), "count": ngrams.token_counts(ids, len(vocab))})
         st.dataframe(table.sort_values("count", ascending=False), hide_index=True, height=300, width="stretch")
     with right:
         n_top = url_state.draw(CONTROLS["top_n"], horizontal=True)
@@ -273,8 +273,8 @@ def parameter_calculator() -> None:
     with k4:
         d = url_state.draw(CONTROLS["d"])
     with learner_errors():
-        terms = tokens.rnn_parameter_terms(V, d, h)
-        table_size = tokens.ngram_table_size(V, k)
+        terms = param_counts.rnn_parameter_terms(V, d, h)
+        table_size = param_counts.ngram_table_size(V, k)
         p1, p2 = st.columns(2)
         p1.metric(f"({k}+1)-gram table entries, |V|^(k+1)", power_of_ten(table_size))
         p2.metric("RNN parameters", f"{sum(terms.values()):,}")
@@ -333,8 +333,8 @@ def main() -> None:
             ngram_language_model(raw)
     with counting:
         parameter_calculator()  # needs no text
-    show_source(corpus.clean_letters, tokens.CharVocab.encode, tokens.train_bpe, tokens.ngram_counts,
-                tokens.rnn_parameter_terms)
+    show_source(corpus.clean_letters, tokens.CharVocab.encode, tokens.train_bpe, ngrams.ngram_counts,
+                param_counts.rnn_parameter_terms)
     exercises.section("tokens")
 
 

@@ -19,6 +19,7 @@ from core.runs.config import DATA, FORM_GROUPS, FORM_SETTINGS, PRESETS, SETTINGS
 from ui import exercises, model_choice, settings_form, texts, url_state
 from ui.common import cite, header, learner_errors, plain, show_source
 from ui.plots import show, style
+from ui.run_notice import queued_notice
 from ui.session import fragment_only_run, job_manager, session_id
 
 SOURCES = {"timemachine": "The Time Machine", "upload": "My upload"}
@@ -180,25 +181,6 @@ def run_metrics(p: Progress) -> None:
     c[4].metric("Elapsed", f"{p.elapsed:.0f} s")
     c[5].metric("ETA", f"{p.eta:.0f} s" if math.isfinite(p.eta) else "–")
     st.caption(f"Device: {p.device}")
-
-
-def queued_notice(job) -> None:
-    position = job_manager().position(job)
-    if position == 0:   # queued in another web process (opened from the run store): it starts there
-        st.info(f"Queued on the {job.device.upper()} by another of this site's servers; it starts by itself.",
-                icon=":material/hourglass_top:")
-        return
-    ahead, eta = position - 1, job_manager().eta(job)
-    st.info(f"Queued on the {job.device.upper()}, number {position} in line: the server is training other "
-            "learners' runs" + (f", and {ahead} run{'s wait' if ahead != 1 else ' waits'} before yours" if ahead
-                                else "")
-            + (f". It should start in about {minutes(eta)}" if eta is not None else "")
-            + ". It starts by itself; you can leave this page and come back to its address.",
-            icon=":material/hourglass_top:")
-
-
-def minutes(seconds: float) -> str:
-    return f"{max(1, round(seconds / 60))} min" if seconds >= 90 else f"{max(5, round(seconds / 5) * 5)} s"
 
 
 def run_status(job) -> None:

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from apptest_util import page, shown
-from core import forecast, gradflow, tokens
+from core import forecast, gradflow, param_counts
 
 
 def test_noise_power_is_the_mean_square_of_the_noise():
@@ -31,7 +31,7 @@ def test_the_parameter_calculator_names_its_largest_terms_from_the_numbers():
     text = " ".join(m.value for m in at.markdown)
     assert "W_hh has 65,536, 39.1 times smaller than the largest" in text   # |V| = 10,000, h = d = 256
     from pages.tokens import largest_terms
-    assert "recurrent weights W_hh" in largest_terms(tokens.rnn_parameter_terms(28, 0, 512)).split(".")[0]
+    assert "recurrent weights W_hh" in largest_terms(param_counts.rnn_parameter_terms(28, 0, 512)).split(".")[0]
 
 
 def test_the_saturation_message_quotes_the_measured_slope():
@@ -112,8 +112,8 @@ def test_a_one_hot_row_times_w_xh_is_a_row_lookup():
     for t in range(1, run.steps + 1):
         look = cell_demo.one_hot_lookup(run, t)
         assert look.difference == 0.0 and look.token_id == run.x_ids[0, t - 1]
-    assert cell_demo.input_parameters(28, 256, 0) == 28 * 256
-    assert cell_demo.input_parameters(10_000, 256, 64) == 10_000 * 64 + 64 * 256
+    assert param_counts.input_parameters(28, 256, 0) == 28 * 256
+    assert param_counts.input_parameters(10_000, 256, 64) == 10_000 * 64 + 64 * 256
     at = page("rnn_cell").run()
     assert not at.exception
     assert any(m.label.startswith("Product minus lookup") and m.value == "0.0e+00" for m in at.metric)

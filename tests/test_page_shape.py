@@ -27,7 +27,7 @@ def shape_problems(key: str, source: str, draws_charts: bool) -> list[str]:
         problems.append("no main()")
     if 'if __name__ == "__main__":\n    main()' not in source.rstrip()[-40:]:
         problems.append("does not end with: if __name__ == '__main__': main()")
-    if f'header("{key}")' not in source or f'url_state.page("' not in source:
+    if f'header("{key}")' not in source or 'url_state.page("' not in source:
         problems.append("main() does not call header(key) and url_state.page(...)")
     if draws_charts and not any(f.endswith("_figure") for f in functions):
         problems.append("no figure function (NAME_figure)")
@@ -48,12 +48,23 @@ def test_every_lab_page_has_the_shape_the_readme_describes(lab):
 
 def test_every_page_declares_its_controls_and_nothing_else_does():
     assert set(SETTINGS_OF) == {lab.key for lab in labs()} | {"chapter", "exercises"}
+    assert {p.stem for p in (ROOT / "pages").glob("*.py")} == set(SETTINGS_OF)   # pages/ holds pages only
+
+
+def test_the_layers_hold():
+    """pages -> ui -> core: core imports no Streamlit and nothing above it; ui imports no page."""
+    for path in (ROOT / "core").rglob("*.py"):
+        imports = [n for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, (ast.Import, ast.ImportFrom))]
+        names = {a.name for n in imports for a in n.names} | {n.module or "" for n in imports if isinstance(n, ast.ImportFrom)}
+        assert not any(m.split(".")[0] in ("streamlit", "ui", "pages") for m in names), path
+    for path in (ROOT / "ui").glob("*.py"):
+        assert "from pages" not in path.read_text() and "import pages" not in path.read_text(), path
 
 
 def test_every_exercise_and_claim_names_controls_its_page_has():
     """A renamed control breaks this test, not a link: exercises, assignment links and the chapter's claims
     name controls by their declared names, checked against the declarations."""
-    from pages.chapter_after import CLAIMS
+    from ui.chapter_after import CLAIMS
     for ex in BANK.values():
         query = url_query(ex.lab, ex.url)    # ValueError for a name the page does not have, or a bad value
         assert set(query) <= set(page_params()[ex.lab]), ex.key

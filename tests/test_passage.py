@@ -7,7 +7,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from core import forecast, passage, tokens
+from core import cell_timing, forecast, param_counts, passage, passage_store
 from core.runs.config import PRESETS, TrainConfig
 from core.sampling import LanguageModel
 from core.runs.loop import train
@@ -54,12 +54,12 @@ def test_greedy_samples_use_the_sample_temperature():
 
 
 def test_the_stored_run_loads_and_matches_what_its_command_writes(tmp_path, corpus_text):
-    stored = passage.load_baked()
-    meta = passage.bake(corpus_text, tmp_path, seed=0)   # the rebuild command's own function
-    rebuilt = passage.load_baked(tmp_path)
+    stored = passage_store.load_baked()
+    meta = passage_store.bake(corpus_text, tmp_path, seed=0)   # the rebuild command's own function
+    rebuilt = passage_store.load_baked(tmp_path)
     assert set(meta) == set(stored.meta)
-    assert stored.meta["command"] == f"{passage.COMMAND} --seed 0"
-    assert set(stored.models) == set(rebuilt.models) == {passage.HALF_WAY, 60}
+    assert stored.meta["command"] == f"{passage_store.COMMAND} --seed 0"
+    assert set(stored.models) == set(rebuilt.models) == {passage_store.HALF_WAY, 60}
     assert list(stored.samples) == list(rebuilt.samples) == [*passage.SHOWN_EPOCHS, 60]
     assert stored.vocab_size == rebuilt.vocab_size == 28
     assert [set(r) for r in stored.meta["history"]] == [set(r) for r in rebuilt.meta["history"]]
@@ -71,10 +71,10 @@ def test_the_stored_run_loads_and_matches_what_its_command_writes(tmp_path, corp
 
 def test_a_damaged_stored_run_says_how_to_rebuild(tmp_path):
     with pytest.raises(ValueError, match="python -m core passage"):
-        passage.load_baked(tmp_path)
-    (tmp_path / passage.BAKED).write_text("{not json")
+        passage_store.load_baked(tmp_path)
+    (tmp_path / passage_store.BAKED).write_text("{not json")
     with pytest.raises(ValueError, match="python -m core passage"):
-        passage.load_baked(tmp_path)
+        passage_store.load_baked(tmp_path)
 
 
 def test_teacher_forcing_feeds_the_truth_and_free_running_its_own_guesses(passage_run, corpus_text):
@@ -126,16 +126,16 @@ def test_the_forecast_from_the_end_uses_only_the_training_range():
 
 def test_a_fixed_window_model_grows_with_its_window_and_an_rnn_does_not():
     V, h = 28, 32
-    assert tokens.window_model_parameters(V, 1, h) == V * h + h + h * V + V
-    assert tokens.window_model_parameters(V, 5, h) - tokens.window_model_parameters(V, 4, h) == V * h
-    rnn = sum(tokens.rnn_parameter_terms(V, 0, h).values())
-    assert rnn == tokens.window_model_parameters(V, 1, h) + h * h
+    assert param_counts.window_model_parameters(V, 1, h) == V * h + h + h * V + V
+    assert param_counts.window_model_parameters(V, 5, h) - param_counts.window_model_parameters(V, 4, h) == V * h
+    rnn = sum(param_counts.rnn_parameter_terms(V, 0, h).values())
+    assert rnn == param_counts.window_model_parameters(V, 1, h) + h * h
     with pytest.raises(ValueError):
-        tokens.window_model_parameters(V, 0, h)
+        param_counts.window_model_parameters(V, 0, h)
 
 
 def test_time_cells_runs_the_scratch_loop_and_nn_rnn(corpus_text):
-    timings = passage.time_cells(corpus_text, ("scratch", "torch"), epochs=2)
+    timings = cell_timing.time_cells(corpus_text, ("scratch", "torch"), epochs=2)
     assert [t.cell for t in timings] == ["scratch", "torch"]
     assert all(t.seconds_per_epoch > 0 and 1 < t.perplexity < 40 for t in timings)
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from core import corpus, tokens
+from core import corpus, ngrams, param_counts, tokens
 from apptest_util import metric, page
 
 SMALL = ("The Time Traveller (for so it will be convenient to speak of him) was expounding...\n" * 3 +
@@ -173,7 +173,7 @@ def test_bpe_cached_and_sized(tmp_path):
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.integers(0, 6), min_size=0, max_size=200), st.integers(1, 5))
 def test_ngram_counts_match_brute_force(ids, n):
-    grams, counts = tokens.ngram_counts(ids, n)
+    grams, counts = ngrams.ngram_counts(ids, n)
     brute = collections.Counter(tuple(ids[i:i + n]) for i in range(len(ids) - n + 1))
     assert {tuple(int(x) for x in g): int(c) for g, c in zip(grams, counts)} == dict(brute)
     assert list(counts) == sorted(counts, reverse=True)
@@ -181,27 +181,27 @@ def test_ngram_counts_match_brute_force(ids, n):
 
 def test_coverage_counts():
     ids = np.array([0, 1, 0, 1, 2])
-    cov = tokens.ngram_coverage(ids, 3)
+    cov = ngrams.ngram_coverage(ids, 3)
     assert [(c.n, c.distinct, c.possible) for c in cov] == [(1, 3, 3), (2, 3, 9), (3, 3, 27)]
 
 
 def test_coverage_counts_only_the_symbols_that_occur():
     vocab = tokens.CharVocab.build("abcabc")          # four ids: <unk>, a, b, c; <unk> never occurs
-    cov = tokens.ngram_coverage(vocab.encode("abcabc"), 2)
+    cov = ngrams.ngram_coverage(vocab.encode("abcabc"), 2)
     assert len(vocab) == 4 and cov[0].symbols == 3 and cov[1].possible == 9 and cov[1].distinct == 3
 
 
 def test_parameter_calculator_by_hand():
-    terms = tokens.rnn_parameter_terms(10_000, 256, 256)
+    terms = param_counts.rnn_parameter_terms(10_000, 256, 256)
     assert terms["embedding E (|V| x d)"] == 2_560_000
     assert terms["recurrent weights W_hh (h x h)"] == 65_536
     assert sum(terms.values()) == 2_560_000 + 65_536 + 65_536 + 256 + 2_560_000 + 10_000
-    assert tokens.ngram_table_size(10_000, 20) == 10_000 ** 21
-    assert tokens.ngram_table_size(3, 0) == 3
+    assert param_counts.ngram_table_size(10_000, 20) == 10_000 ** 21
+    assert param_counts.ngram_table_size(3, 0) == 3
 
 
 def test_parameter_calculator_one_hot_inputs():
-    terms = tokens.rnn_parameter_terms(28, 0, 256)  # no embedding: W_xh is |V| x h
+    terms = param_counts.rnn_parameter_terms(28, 0, 256)  # no embedding: W_xh is |V| x h
     assert "embedding E (|V| x d)" not in terms
     assert sum(terms.values()) == 28 * 256 + 256 * 256 + 256 + 256 * 28 + 28
 

@@ -167,10 +167,10 @@ def test_a_run_that_cannot_fit_in_memory_is_refused_before_it_starts():
     big = TrainConfig(hidden_size=2048, batch_size=8192, num_steps=512, num_train=8192, num_val=50, device="cpu")
     assert budget.estimate_bytes(big, 28) > 50 * 2**30
     assert budget.estimate_bytes(TrainConfig(), 28) < 2**30          # the book preset fits anywhere
-    t0 = time.perf_counter()
+    reports = []
     with pytest.raises(ValueError, match="Lower the hidden units"):
-        T.train(big, TEXT * 40)
-    assert time.perf_counter() - t0 < 10
+        T.train(big, TEXT * 40, on_progress=reports.append)
+    assert reports == []                                              # refused before its first report
 
 
 def test_the_memory_estimate_bounds_a_real_run():
@@ -185,10 +185,12 @@ def test_the_memory_estimate_bounds_a_real_run():
 
 def test_stop_skips_a_slow_validation_pass(monkeypatch):
     """When the last validation took over 2 s, Stop does not make the learner wait for another one."""
-    real = T.evaluate
+    real, validations = T.evaluate, []
 
     def slow(*args, **kwargs):
         time.sleep(2.1)
+        if kwargs.get("part", "val") == "val":
+            validations.append(1)
         return real(*args, **kwargs)
 
     monkeypatch.setattr(T, "evaluate", slow)
@@ -200,33 +202,28 @@ def test_stop_skips_a_slow_validation_pass(monkeypatch):
         if p.step > 0:
             stop.set()
 
-    t0 = time.perf_counter()
     result = T.train(TrainConfig(**{**SMALL, "epochs": 50}), TEXT, on_progress=on_progress, stop_event=stop,
                      report_every=0.0)
     assert result.status == "stopped" and result.history[-1].step > 0
     assert math.isnan(result.history[-1].val_ppl)          # the slow pass was skipped ...
     assert not math.isnan(result.history[0].val_ppl)       # ... not the ones before
-    assert time.perf_counter() - t0 < 6                       # one slow pass (epoch 0) and the stop, no second
+    assert len(validations) == 1                              # one slow pass (epoch 0) and the stop, no second
 
 
 @pytest.mark.parametrize("cell,hidden", [("rnn", 2048), ("gru", 1024), ("scratch", 1536)])
 def test_stop_lands_inside_a_long_step(cell, hidden):
-    """One step of these runs takes seconds on a small CPU; Stop still ends the run within about a second
-    (the step is abandoned, nothing learnt before it is lost)."""
-    import time
+    """One step of these runs takes seconds on a small CPU; Stop ends the run inside it (the step is abandoned,
+    nothing learnt before it is lost). How long that takes: bench/stop_latency.py."""
     rng = __import__("random").Random(0)
     text = " ".join("".join(rng.choice("abcdefgh") for _ in range(rng.randint(2, 7))) for _ in range(3000))
     cfg = TrainConfig(cell=cell, hidden_size=hidden, batch_size=256, num_steps=64, num_train=512, num_val=64,
                       epochs=1, sample_length=5)
-    stop, stopped_at = threading.Event(), []
+    stop, pressed = threading.Event(), []
 
     def press_stop_soon(p):
-        if not stopped_at:
-            timer = threading.Timer(0.4, lambda: (stopped_at.append(time.perf_counter()), stop.set()))
-            timer.start()
-            stopped_at.append(None)
+        if not pressed:
+            threading.Timer(0.4, stop.set).start()
+            pressed.append(True)
     result = T.train(cfg, text, on_progress=press_stop_soon, stop_event=stop)
-    waited = time.perf_counter() - stopped_at[1]
-    assert result.status == "stopped" and "during step 1" in result.message
+    assert result.status == "stopped" and "during step 1" in result.message   # inside the step, not after it
     assert result.history[-1].step == 0
-    assert waited < 1.5, f"Stop took {waited:.2f} s"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import passage
+from core import passage, passage_store
 from core.runs.jobs import Job
 from core.runs.record import HistoryRow
 from ui.session import job_manager, session_id
@@ -13,9 +13,9 @@ _JOB = "chapter.passage_job"
 
 
 @st.cache_resource(show_spinner=False)
-def baked() -> passage.Baked:
+def baked() -> passage_store.Baked:
     """The stored run in assets/ (loaded once per server process; ValueError says how to rebuild it)."""
-    return passage.load_baked()
+    return passage_store.load_baked()
 
 
 @st.cache_data(show_spinner=False, max_entries=8)

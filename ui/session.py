@@ -35,3 +35,19 @@ def fragment_only_run() -> bool:
 def job_manager() -> JobManager:
     """One job manager per server process, shared by every session."""
     return JobManager(session_alive=session_alive)
+
+
+def ensure_navigation() -> None:
+    """Make a deep link (e.g. /forecasting?tau=8) opened first after server start go through app.py.
+
+    Streamlit treats an app with a pages/ folder as a folder-based app until app.py has called
+    st.navigation once in this process; a first visit straight to a page would then skip app.py
+    (no page config, no sidebar). Clearing that flag and rerunning routes the visit through app.py.
+    """
+    try:
+        from streamlit.runtime.pages_manager import PagesManager
+    except ImportError:  # a future Streamlit without the flag
+        return
+    if getattr(PagesManager, "uses_pages_directory", False):
+        PagesManager.uses_pages_directory = False
+        st.rerun()

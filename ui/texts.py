@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import corpus, tokens
+from core import corpus, ngrams, tokens
 from ui.common import plain
 
 UPLOAD_KEY = "_rnnlab_upload"
@@ -95,13 +95,13 @@ def encoded(text: str, kind: str, size: int):
 def ngram_statistics(text: str, kind: str, size: int):
     """Zipf curves for 1-, 2-, 3-grams and the coverage for n = 1..5: once per text and tokenizer."""
     ids = encoded(text, kind, size)
-    return [tokens.zipf_curve(ids, n) for n in (1, 2, 3)], tokens.ngram_coverage(ids, 5)
+    return [ngrams.zipf_curve(ids, n) for n in (1, 2, 3)], ngrams.ngram_coverage(ids, 5)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def top_ngrams(text: str, kind: str, size: int, n: int, k: int) -> list[tuple[str, int]]:
     """The k most frequent n-grams of the text under the tokenizer: once per text, tokenizer and n."""
-    return tokens.top_ngrams(vocab(text, kind, size), encoded(text, kind, size), n, k)
+    return ngrams.top_ngrams(vocab(text, kind, size), encoded(text, kind, size), n, k)
 
 
 @st.cache_data(show_spinner="Training BPE tokenizers of several sizes (cached) ...", max_entries=8)

@@ -15,30 +15,15 @@ import streamlit as st
 
 from core.settings import Setting, as_text, declared
 from ui.common import plain
+from ui.session import ensure_navigation
 
 _KEEP = "_rnnlab_kept_params"
 
 
 def page(namespace: str) -> None:
     """Call once at the top of a page: widget keys become 'namespace.name', so pages never share state."""
-    _ensure_navigation()
+    ensure_navigation()
     st.session_state["_rnnlab_ns"] = namespace
-
-
-def _ensure_navigation() -> None:
-    """Make a deep link (e.g. /forecasting?tau=8) opened first after server start go through app.py.
-
-    Streamlit treats an app with a pages/ folder as a folder-based app until app.py has called
-    st.navigation once in this process; a first visit straight to a page would then skip app.py
-    (no page config, no sidebar). Clearing that flag and rerunning routes the visit through app.py.
-    """
-    try:
-        from streamlit.runtime.pages_manager import PagesManager
-    except ImportError:  # a future Streamlit without the flag
-        return
-    if getattr(PagesManager, "uses_pages_directory", False):
-        PagesManager.uses_pages_directory = False
-        st.rerun()
 
 
 def _kept() -> dict:

@@ -7,16 +7,15 @@ from pathlib import Path
 import torch
 
 from core.cells import get_cell
+from core.param_counts import model_parameters
 from core.runs.config import TrainConfig
 
 FLOAT = 4                      # bytes: training works in float32
 
 
 def parameters(config: TrainConfig, vocab_size: int) -> int:
-    V, h, d, L = vocab_size, config.hidden_size, config.embed_dim, config.num_layers
-    g = get_cell(config.cell).gates
-    first_in = d or V
-    return V * d + g * h * (first_in + h + 2) + (L - 1) * g * h * (2 * h + 2) + h * V + V
+    return model_parameters(vocab_size, config.hidden_size, config.embed_dim, config.num_layers,
+                            get_cell(config.cell).gates)
 
 
 def estimate_bytes(config: TrainConfig, vocab_size: int) -> int:

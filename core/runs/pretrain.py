@@ -12,7 +12,6 @@ import json
 import math
 import sys
 import time
-from pathlib import Path
 
 import torch
 
@@ -20,7 +19,7 @@ from core.assets import ASSETS, META, WEIGHTS
 from core.corpus import CORPUS_SHA1, load_corpus, sha1_of
 from core.runs.config import TrainConfig, with_overrides
 from core.dataset import prepare_data
-from core.runs.saved import run_metadata, weights_bytes
+from core.runs.saved import check_writable, run_metadata, weights_bytes
 from core.runs.loop import LN2, stream_cross_entropy, train
 from core.runs.cli import progress_bar
 
@@ -50,6 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         config = with_overrides(CONFIG, args.set, device=args.device, epochs=args.epochs)
         text = load_corpus(args.corpus)
+        out = check_writable(args.out)   # before six minutes of training, not after
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -59,8 +59,6 @@ def main(argv: list[str] | None = None) -> int:
                    on_progress=lambda p: print(progress_bar(p), end="", flush=True, file=sys.stderr))
     print(file=sys.stderr)
     ppl, bpc = held_out_metrics(result.lm, data)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     corpus_sha1 = sha1_of(text.encode("utf-8"))
     meta = run_metadata(result, {
         "name": "Time Machine character RNN",

@@ -1,13 +1,17 @@
 """The chapter, after the four acts: three claims to poke at in the labs, BPTT in detail, the concise version
-timed here, three things to remember, and every lab. Drawn by pages/chapter.py as its fifth stop."""
+timed here, three things to remember, and every lab. Part of the chapter's page (pages/chapter.py draws it as
+its fifth stop and hands in the one lab figure it shows), not a page of its own."""
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
-from core import gradflow, passage
+from core import cell_timing, gradflow
 from core.lab_settings import controls_of
-from pages import gradient_flow
+from typing import Callable
+
+import plotly.graph_objects as go
+
 from ui import texts, url_state
 from ui.common import LABS, deeper, lab_link, learner_errors
 from ui.plots import show
@@ -30,7 +34,7 @@ def claims() -> None:
         deeper(lab_key, text, **query)
 
 
-def bptt_in_detail() -> None:
+def bptt_in_detail(norms_figure: Callable[[gradflow.Analysis], go.Figure]) -> None:
     st.subheader("Backpropagation through time, in detail")
     st.markdown("The loss at step t depends on the state at every earlier step through the same W_hh. Leaving out "
                 "the tanh slopes, the gradient reaching a state k steps back has been multiplied by W_hhᵀ k times: "
@@ -41,7 +45,7 @@ def bptt_in_detail() -> None:
     scale = url_state.draw(controls_of("chapter")["scale"])
     with learner_errors():
         a = gradflow.analyse(n=32, scale=scale, T=24)
-    show(gradient_flow.norms_figure(a), f"Spectral radius ρ = {a.rho:.2f}. The term from 24 steps back has norm "
+    show(norms_figure(a), f"Spectral radius ρ = {a.rho:.2f}. The term from 24 steps back has norm "
          f"{a.linear[-1]:.3g} (the newest is 1); through tanh it is {a.tanh[-1]:.3g}.", "after.norms")
     st.markdown(
         "- **Full** backpropagation runs the sum all the way back: exact, but slow and numerically fragile.\n"
@@ -65,9 +69,9 @@ def concise_version(raw: str | None) -> None:
     if raw is None:
         texts.missing_corpus_message()
         return
-    if st.button("Time both (about a second)", key="chapter.time_cells"):
+    if st.button("Time both: four epochs of each", key="chapter.time_cells"):
         with st.spinner("Training four epochs with each ..."):
-            st.session_state["chapter.timings"] = passage.time_cells(raw)
+            st.session_state["chapter.timings"] = cell_timing.time_cells(raw)
     timings = st.session_state.get("chapter.timings")
     if timings:
         st.dataframe(pd.DataFrame([{"cell": t.label, "seconds per epoch": round(t.seconds_per_epoch, 3),
@@ -88,9 +92,10 @@ def three_things() -> None:
         "the recurrent weights stay near the edge, which is why clipping, truncation and gates exist.")
 
 
-def after_the_acts() -> None:
+def after_the_acts(norms_figure: Callable[[gradflow.Analysis], go.Figure]) -> None:
+    """Everything after the acts; norms_figure is the Gradient flow lab's figure of the gradient's norm."""
     claims()
-    bptt_in_detail()
+    bptt_in_detail(norms_figure)
     concise_version(texts.time_machine_or_none())
     three_things()
     st.subheader("All the labs")

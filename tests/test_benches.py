@@ -1,0 +1,43 @@
+"""Every benchmark runs once at a tiny size (RNNLAB_BENCH_TINY=1, bench/common.py), so none rots unnoticed: it
+must end cleanly and print its figures. What the figures are is for bench/, not for a test."""
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from apptest_util import ROOT
+from conftest import corpus_path
+
+pytestmark = pytest.mark.slow
+
+BENCHES = [  # (script, arguments at a tiny size, needs the corpus)
+    ("page_reruns.py", [], False),
+    ("sampling_speed.py", [], False),
+    ("forecast_rerun.py", [], False),
+    ("train_speed.py", ["--book", "--full"], True),
+    ("train_speed.py", ["--seeds", "1", "--paths", "rnn,book"], True),
+    ("finished_runs_memory.py", ["--runs", "1", "--hidden", "64"], False),
+    ("idle_tabs.py", ["--tabs", "1", "--seconds", "1"], False),
+    ("load.py", ["--learners", "1", "--moves", "2", "--no-training"], False),
+    ("gpu.py", ["--presets", "tiny", "--cpu-epochs", "1"], True),
+    ("stop_latency.py", [], False),
+]
+
+
+def test_every_bench_is_listed_here():
+    scripts = {p.name for p in (ROOT / "bench").glob("*.py")} - {"common.py", "book_loop.py", "st_client.py"}
+    assert scripts == {name for name, _, _ in BENCHES}   # book_loop and st_client run inside train_speed and load
+
+
+@pytest.mark.parametrize("script,args,needs_corpus", BENCHES, ids=[f"{s}{'-' + a[0] if a else ''}" for s, a, _ in BENCHES])
+def test_the_bench_runs_at_a_tiny_size(script, args, needs_corpus, tmp_path):
+    if needs_corpus and corpus_path() is None:
+        pytest.skip("this bench trains on the corpus")
+    env = dict(os.environ, RNNLAB_BENCH_TINY="1", RNNLAB_RUNS_DIR=str(tmp_path / "runs"))
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / script), *args], cwd=ROOT / "bench", env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    assert re.search(r"\d", done.stdout), done.stdout
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]

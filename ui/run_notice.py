@@ -1,0 +1,25 @@
+"""How a queued run is shown, the same in the Training lab and in the chapter's Act 4."""
+from __future__ import annotations
+
+import streamlit as st
+
+from ui.session import job_manager
+
+
+def queued_notice(job) -> None:
+    position = job_manager().position(job)
+    if position == 0:   # queued in another web process (opened from the run store): it starts there
+        st.info(f"Queued on the {job.device.upper()} by another of this site's servers; it starts by itself.",
+                icon=":material/hourglass_top:")
+        return
+    ahead, eta = position - 1, job_manager().eta(job)
+    st.info(f"Queued on the {job.device.upper()}, number {position} in line: the server is training other "
+            "learners' runs" + (f", and {ahead} run{'s wait' if ahead != 1 else ' waits'} before yours" if ahead
+                                else "")
+            + (f". It should start in about {minutes(eta)}" if eta is not None else "")
+            + ". It starts by itself; you can leave this page and come back to its address.",
+            icon=":material/hourglass_top:")
+
+
+def minutes(seconds: float) -> str:
+    return f"{max(1, round(seconds / 60))} min" if seconds >= 90 else f"{max(5, round(seconds / 5) * 5)} s"
