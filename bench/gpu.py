@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import torch
 
-import common  # noqa: F401
+from common import TINY, size
 from core.corpus import load_corpus
 from core.runs.config import PRESETS
 from core.dataset import prepare_data
@@ -30,35 +30,37 @@ def main() -> None:
     parser.add_argument("--cpu-epochs", type=int, default=2)
     parser.add_argument("--seeds", type=int, default=0)
     args = parser.parse_args()
-    if not torch.cuda.is_available():
+    gpu = "cuda" if torch.cuda.is_available() else "cpu" if TINY else None   # tiny: the CPU stands in, to test it
+    if gpu is None:
         print("no CUDA GPU visible: nothing to measure")
         return
-    print(f"GPU: {torch.cuda.get_device_name()}; torch {torch.__version__}, CUDA {torch.version.cuda}, "
-          f"cuDNN {torch.backends.cudnn.version()}; CPU threads {torch.get_num_threads()}")
+    if gpu == "cuda":
+        print(f"GPU: {torch.cuda.get_device_name()}; torch {torch.__version__}, CUDA {torch.version.cuda}, "
+              f"cuDNN {torch.backends.cudnn.version()}; CPU threads {torch.get_num_threads()}")
     text = load_corpus()
     # Warm-up: CUDA context, cuDNN handles and kernels load once per process, not per run.
-    train(replace(PRESETS["tiny"].config, device="cuda", epochs=1), text)
+    train(replace(PRESETS["tiny"].config, device=gpu, epochs=1), text)
     for name in args.presets.split(","):
         data = prepare_data(PRESETS[name].config, text)
         rates = {}
-        for dev in ("cuda", "cpu"):
-            cfg = replace(PRESETS[name].config, device=dev)
-            if dev == "cpu":
+        for side, dev in (("gpu", gpu), ("cpu", "cpu")):
+            cfg = replace(PRESETS[name].config, device=dev, epochs=size(PRESETS[name].config.epochs, 1))
+            if side == "cpu":
                 cfg = replace(cfg, epochs=min(cfg.epochs, args.cpu_epochs))
             r = train(cfg, data=data)
-            rates[dev] = r.tokens_per_s
+            rates[side] = r.tokens_per_s
             print(line(name, r), flush=True)
-        print(f"{name:>5}: GPU/CPU tokens per second = {rates['cuda'] / rates['cpu']:.1f}x", flush=True)
+        print(f"{name:>5}: GPU/CPU tokens per second = {rates['gpu'] / rates['cpu']:.1f}x", flush=True)
     if args.seeds:
         data = prepare_data(PRESETS["book"].config, text)
         ppl, secs = [], []
         for seed in range(args.seeds):
             t = time.perf_counter()
-            r = train(replace(PRESETS["book"].config, device="cuda", seed=seed), data=data)
+            r = train(replace(PRESETS["book"].config, device=gpu, seed=seed, epochs=size(100, 1)), data=data)
             secs.append(time.perf_counter() - t)
             ppl.append(r.final.val_ppl)
-            print(f"book seed {seed} on cuda: val ppl {ppl[-1]:.3f}, {secs[-1]:.1f} s", flush=True)
-        print(f"book on cuda over seeds 0-{args.seeds - 1}: mean val ppl {statistics.mean(ppl):.3f} "
+            print(f"book seed {seed} on {gpu}: val ppl {ppl[-1]:.3f}, {secs[-1]:.1f} s", flush=True)
+        print(f"book on {gpu} over seeds 0-{args.seeds - 1}: mean val ppl {statistics.mean(ppl):.3f} "
               f"(min {min(ppl):.3f}, max {max(ppl):.3f}), mean {statistics.mean(secs):.1f} s a run")
 
 
