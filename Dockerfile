@@ -1,14 +1,16 @@
 # RNN Lab in a container. CPU build of PyTorch by default; for an NVIDIA GPU host build with
-#   --build-arg PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cu128
-# and run with --gpus all (see README).
+#   --build-arg TORCH_INDEX_URL=https://download.pytorch.org/whl/cu128
+# and run with --gpus all (see README). Runs are kept in /runs and the corpus is read from /data: mount both.
 FROM python:3.11-slim
 
-# Standard pip settings, so the image also builds behind a package mirror. The default extra index
-# serves PyTorch's CPU wheels (2.13.0+cpu outranks PyPI's CUDA build of 2.13.0).
+# Standard pip settings, so the image also builds behind a package mirror (they replace nothing below).
 ARG PIP_INDEX_URL
-ARG PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cpu
+ARG PIP_EXTRA_INDEX_URL
 ARG PIP_FIND_LINKS
 ARG PIP_TRUSTED_HOST
+# Where PyTorch's wheels come from, added to the indexes above: its CPU build by default (2.13.0+cpu outranks
+# PyPI's CUDA build of 2.13.0), a CUDA build for GPUs, or empty to take torch from the indexes above alone.
+ARG TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
 # --build-arg WITH_RAY=1 adds Ray (requirements-ray.txt): for a Ray head or worker node, or an app that sends
 # its runs to a Ray cluster (deploy/compose.ray.yaml).
 ARG WITH_RAY
@@ -17,14 +19,19 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
-    RNNLAB_CACHE_DIR=/home/rnnlab/.cache/rnnlab
+    RNNLAB_CACHE_DIR=/home/rnnlab/.cache/rnnlab \
+    RNNLAB_RUNS_DIR=/runs \
+    RNNLAB_CORPUS=/data
 
-# /runs: where deploy/compose.yaml mounts the run store its app processes share (owned by the app's user).
-RUN useradd --create-home --uid 10001 rnnlab && mkdir /runs && chown rnnlab:rnnlab /runs
+# /runs: the run store (mount a volume there to keep runs across restarts; compose shares one between its app
+# processes); /data: a folder that may hold timemachine.txt (else the app downloads it into its cache).
+RUN useradd --create-home --uid 10001 rnnlab && mkdir -p /runs /data /home/rnnlab/.cache/rnnlab \
+    && chown rnnlab:rnnlab /runs /home/rnnlab/.cache /home/rnnlab/.cache/rnnlab
 WORKDIR /app
 
 COPY requirements.txt requirements-ray.txt ./
-RUN pip install -r requirements.txt && if [ -n "$WITH_RAY" ]; then pip install -r requirements-ray.txt; fi
+RUN PIP_EXTRA_INDEX_URL="${PIP_EXTRA_INDEX_URL}${TORCH_INDEX_URL:+ $TORCH_INDEX_URL}" \
+    sh -c 'pip install -r requirements.txt && if [ -n "$WITH_RAY" ]; then pip install -r requirements-ray.txt; fi'
 
 COPY --chown=rnnlab:rnnlab . .
 USER rnnlab

@@ -60,7 +60,6 @@ class Cell:
     build: Callable[[int, int, int, float], nn.Module]     # (input size, hidden, layers, dropout) -> layer
     max_layers: int = 8
     gates: int = 1                                         # pre-activations per hidden unit (GRU 3, LSTM 4)
-    with_memory_cell: bool = False                         # the state is (h, c), as in an LSTM
     layered_state: bool = True                             # state (layers, batch, h); False: (batch, h)
     tanh_layout: Callable[[int], TanhLayout] | None = None  # plain tanh cells: weights of layer k
     extra_biases: Callable[[int], list[str]] | None = None  # biases that only ever add to another one
@@ -93,7 +92,7 @@ CELLS: dict[str, Cell] = {c.name: c for c in (
     Cell("torch", "RNN (torch nn.RNN)", _fused(nn.RNN), tanh_layout=_torch_rnn_layout,
          extra_biases=lambda layers: [f"bias_hh_l{k}" for k in range(layers)]),
     Cell("gru", "GRU", _fused(nn.GRU), gates=3),
-    Cell("lstm", "LSTM", _fused(nn.LSTM), gates=4, with_memory_cell=True),
+    Cell("lstm", "LSTM", _fused(nn.LSTM), gates=4),   # its state is an (h, c) pair, which nn.LSTM handles
 )}
 CELL_NAMES = tuple(CELLS)
 

@@ -1,6 +1,7 @@
 """The text the labs learn from: The Time Machine (H. G. Wells, public domain) or a learner's upload.
 
-load_corpus looks, in order, at: an explicit path; the environment variable RNNLAB_CORPUS; the cache file
+load_corpus looks, in order, at: an explicit path; the environment variable RNNLAB_CORPUS (a file, any UTF-8
+text; or a folder, whose timemachine.txt is used when it holds one, else the search goes on); the cache file
 under the user's cache directory; else it downloads the file from its usual public location, checks its
 SHA-1 and caches it. Every failure raises CorpusError, whose message says what to do.
 """
@@ -97,7 +98,10 @@ def find_corpus(path: str | os.PathLike | None = None, download: bool = True, ur
             raise CorpusError(f"No corpus file at {p}. {HOW_TO_GET}")
         return p
     env = os.environ.get(ENV_CORPUS)
-    if env:
+    if env and Path(env).is_dir():   # a folder (a container's /data): its copy if it has one
+        if (Path(env) / CORPUS_FILE).is_file():
+            return Path(env) / CORPUS_FILE
+    elif env:
         p = Path(env)
         if not p.is_file():
             raise CorpusError(f"{ENV_CORPUS} points to {p}, which is not a file. {HOW_TO_GET}")
@@ -115,8 +119,8 @@ def load_corpus(path: str | os.PathLike | None = None, download: bool = True, ur
     """The Time Machine as a string. An explicit path or RNNLAB_CORPUS may hold any UTF-8 text of your
     choice; the cached and downloaded copies are checked against the known SHA-1."""
     found = find_corpus(path, download, url, timeout)
-    explicit = path is not None or bool(os.environ.get(ENV_CORPUS))
-    return _read_text(found, check_sha1=not explicit)
+    explicit = path is not None or (bool(os.environ.get(ENV_CORPUS)) and not Path(os.environ[ENV_CORPUS]).is_dir())
+    return _read_text(found, check_sha1=not explicit)   # a copy in a folder is The Time Machine: checked
 
 
 def corpus_available() -> bool:

@@ -57,9 +57,11 @@ def check_answer(ex: Exercise, answer) -> object:
         if answer not in ex.options:
             raise ValueError(f"Pick one of: {', '.join(map(str, ex.options))}.")
         return answer
+    if isinstance(answer, bool):
+        raise ValueError("Type a number.")
     try:
         value = float(answer)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):   # OverflowError: an integer too large for a float
         raise ValueError("Type a number.") from None
     if not math.isfinite(value):
         raise ValueError("Type a finite number.")

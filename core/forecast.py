@@ -151,12 +151,8 @@ def one_step_mse(model: ARModel, x: np.ndarray, n_train: int) -> tuple[float, fl
     return train, test
 
 
-def k_step_mse(model: ARModel, x: np.ndarray, k: int, start: int) -> float:
-    """MSE of the k-step forecasts of the points x[i], i >= start, that have one (NaN when none has)."""
-    return _mse_from(predict_k_step(model, x, k), x, start)
-
-
-def _mse_from(forecasts: np.ndarray, x: np.ndarray, start: int) -> float:
+def mse_from(forecasts: np.ndarray, x: np.ndarray, start: int) -> float:
+    """MSE of the forecasts of the points x[i], i >= start, that have one (NaN when none has)."""
     errors = (forecasts - x)[start:]
     errors = errors[np.isfinite(errors)]
     return float(np.mean(errors ** 2)) if errors.size else math.nan
@@ -204,5 +200,5 @@ def analyse(x: np.ndarray, tau: int, n_train: int, k: int, max_k: int = 64) -> A
     ks = [kk for kk in sorted(set(BOOK_HORIZONS) | {k}) if kk <= len(x) - tau]
     forecasts = {kk: predict_k_step(model, x, kk) for kk in ks}
     k_forecast = forecasts[k] if k in forecasts else predict_k_step(model, x, k)  # the latter explains the error
-    return Analysis(model, train_mse, test_mse, _mse_from(k_forecast, x, n_train), horizon,
+    return Analysis(model, train_mse, test_mse, mse_from(k_forecast, x, n_train), horizon,
                     float(np.var(x[n_train:])), forecasts, forecast_from_end(model, x, n_train))

@@ -66,13 +66,6 @@ class RNNLM(nn.Module):
         self.drop = nn.Dropout(spec.dropout)
         self.head = nn.Linear(h, V)
 
-    def begin_state(self, batch_size: int, device=None, dtype=None):
-        p = self.head.weight
-        shape = (self.spec.num_layers, batch_size, self.spec.hidden_size) if self.cell.layered_state else \
-            (batch_size, self.spec.hidden_size)
-        zeros = torch.zeros(shape, device=device or p.device, dtype=dtype or p.dtype)
-        return (zeros, zeros.clone()) if self.cell.with_memory_cell else zeros
-
     def _fused_tokens(self, tokens: torch.Tensor) -> bool:
         """One-hot inputs into the fused CPU RNN: the path that takes token ids directly."""
         return self.embedding is None and self.cell.token_input == "fused" and self.rnn.uses_fused(tokens)

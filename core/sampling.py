@@ -256,13 +256,8 @@ def next_logits(lm: LanguageModel, prefix: str) -> np.ndarray:
     return Stepper(lm).read(cleaned)
 
 
-def token_log_probs(lm: LanguageModel, text: str) -> np.ndarray:
-    """log p(token_t | tokens before it) for every token of the (cleaned) text, the first from the zero state."""
-    cleaned, _ = lm.prepare_prefix(text)
-    return _log_probs(lm, lm.vocab.encode(cleaned))
-
-
-def _log_probs(lm: LanguageModel, ids) -> np.ndarray:
+def log_probs(lm: LanguageModel, ids) -> np.ndarray:
+    """log p(token_t | tokens before it) for every token id, the first from the zero state."""
     out = np.empty(len(ids))
     if len(ids) == 0:
         return out
@@ -298,7 +293,7 @@ def score_text(lm: LanguageModel, text: str) -> Score:
     """Score a text under the model: the surprisal of every token given all before it."""
     cleaned, unknown = lm.prepare_prefix(text)
     ids = lm.vocab.encode(cleaned)
-    return Score(cleaned, [lm.vocab.token_text(int(i)) for i in ids], -_log_probs(lm, ids) / math.log(2), unknown)
+    return Score(cleaned, [lm.vocab.token_text(int(i)) for i in ids], -log_probs(lm, ids) / math.log(2), unknown)
 
 
 def hidden_states(lm: LanguageModel, text: str) -> np.ndarray:

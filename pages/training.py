@@ -17,7 +17,7 @@ from core.lab_settings import controls_of
 from core.runs.record import HistoryRow, Progress, Status
 from core.runs.config import DATA, FORM_GROUPS, FORM_SETTINGS, PRESETS, SETTINGS, Preset, config_overrides, parse_overrides
 from ui import exercises, model_choice, settings_form, texts, url_state
-from ui.common import cite, header, learner_errors, plain, show_source
+from ui.common import chart_text, cite, header, learner_errors, plain, show_source
 from ui.plots import show, style
 from ui.run_notice import queued_notice
 from ui.session import fragment_only_run, job_manager, session_id
@@ -47,7 +47,7 @@ def curves_figure(histories: dict[str, list[HistoryRow]], title: str) -> go.Figu
             fig.add_trace(go.Scatter(x=h["epoch"], y=h["train_ppl"], name="train perplexity",
                                      mode="lines+markers"))
         fig.add_trace(go.Scatter(x=h["epoch"], y=h["val_ppl"], mode="lines+markers",
-                                 name="validation perplexity" if single else name))
+                                 name="validation perplexity" if single else chart_text(name)))
         if single:
             fig.add_trace(go.Scatter(x=h["epoch"], y=h["val_bpb"], name="validation bits per byte (right axis)",
                                      mode="lines", line=dict(dash="dot", color="#7f7f7f", width=1), yaxis="y2"))
@@ -166,7 +166,12 @@ def adopt_run_from_url() -> None:
     token = st.query_params.get("run")
     if not token or any(j.token == token for j in job_manager().for_session(session_id())):
         return
-    if job_manager().adopt(token, session_id()) is None:
+    try:
+        found = job_manager().adopt(token, session_id())
+    except ValueError as exc:   # there, but a file of it is damaged: say which
+        st.error(f"{plain(exc, 300)} Train it again below.", icon=":material/error:")
+        return
+    if found is None:
         st.warning("The run in this address is not in this server's run store: old runs are deleted after a "
                    "while (by age and total size). Train it again below (its settings are in the form).",
                    icon=":material/warning:")
@@ -203,10 +208,10 @@ def run_status(job) -> None:
     elif job.status == Status.ERROR:
         st.error(plain(job.message, 600), icon=":material/error:")
     elif job.status == Status.DIVERGED:
-        st.warning(job.message, icon=":material/error:")
+        st.warning(plain(job.message, 600), icon=":material/error:")
     else:
         message = job.message if job.message.startswith(job.status) else f"{job.status}: {job.message}"
-        st.success(message, icon=":material/check_circle:")
+        st.success(plain(message, 600), icon=":material/check_circle:")
 
 
 POLL_SECONDS = 1.0
@@ -232,7 +237,7 @@ def run_panel() -> None:
         st.session_state["training.watching"] = latest.id
     elif st.session_state.pop("training.watching", None) == latest.id and fragment_only_run():
         st.rerun(scope="app")  # the run just ended: redraw the whole page (compare and export appear)
-    st.subheader(f"{latest.name}: {latest.status}")
+    st.subheader(f"{plain(latest.name)}: {latest.status}")
     run_status(latest)
     p = latest.progress
     if p is not None:
@@ -272,16 +277,31 @@ def runs_table(done: list) -> pd.DataFrame:
 
 def export_row(j) -> None:
     with st.container(border=True):
-        st.markdown(f"**{j.name}** · {j.status} · val perplexity {j.result.final.val_ppl if j.result.final else math.nan:.2f}")
-        e1, e2, e3 = st.columns(3)
+        st.markdown(f"**{plain(j.name)}** · {j.status} · val perplexity {j.result.final.val_ppl if j.result.final else math.nan:.2f}")
+        missing = j.result.missing()
+        if missing:   # cleaned up, or damaged, after it finished: say so rather than offer what cannot be had
+            st.warning(f"This run's {plain(', '.join(missing))} are no longer in the run store (it may have been "
+                       "cleaned up): its numbers above are all that is left.", icon=":material/warning:")
+            return
+        e1, e2, e3, e4 = st.columns(4)
         # deferred: the archive is built only when the learner clicks, not on every rerun
         e1.download_button("Download run (.zip: weights, JSON, CSV)", lambda r=j.result: r.zip_bytes(),
-                           file_name=f"rnnlab-{j.name.replace(' ', '').replace('#', '-')}.zip", mime="application/zip", key=f"zip_{j.id}")
+                           file_name=f"rnnlab-run-{j.id}.zip", mime="application/zip", key=f"zip_{j.id}")
         e2.download_button("Metrics (.csv)", lambda r=j.result: saved.metrics_csv(r.history),
                            file_name=f"rnnlab-{j.id}-metrics.csv", mime="text/csv", key=f"csv_{j.id}")
         if e3.button("Use in the Sampling lab", key=f"use_{j.id}"):
-            model_choice.add_session_model(j.name, j.result.lm)
-            st.toast(f"{j.name} is now in the Sampling lab's model picker.")
+            try:
+                model_choice.add_session_model(j.name, j.result.lm)
+            except ValueError as exc:   # its weights are damaged or gone
+                st.error(plain(exc, 400), icon=":material/error:")
+                return
+            st.toast(f"{plain(j.name)} is now in the Sampling lab's model picker.")
+        if e4.button("Delete", key=f"delete_{j.id}", icon=":material/delete:",
+                     help="Remove the run from this server for good: its weights, curve and address."):
+            job_manager().forget(j.id)
+            if st.query_params.get("run") == j.token:
+                del st.query_params["run"]
+            st.rerun()
 
 
 def compare_and_export(done: list) -> None:

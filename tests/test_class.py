@@ -56,11 +56,28 @@ def test_cleanup_goes_by_age_then_size_and_spares_runs_that_go(tmp_path):
         (folder / "weights.safetensors").write_bytes(b"x" * size)
         if status == "running":   # still going: its state was touched a moment ago
             continue
-        os.utime(folder, (now - age_days * 86400,) * 2)
+        for path in (folder, *folder.iterdir()):   # written age_days ago
+            os.utime(path, (now - age_days * 86400,) * 2)
     deleted = store.cleanup(max_age_s=7 * 86400, max_total_bytes=100_000, root=tmp_path, now=now)
     # run-000 is too old; then the oldest finished go until the rest fit; the running one stays though older
     assert deleted == ["run-000", "run-001"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run-002", "run-003", "run-004"]
+
+
+def test_cleanup_spares_a_run_someone_holds_or_that_ended_within_the_hour(tmp_path):
+    """Even at a size limit of 0: a run a session of this server holds, a run open in a tab of any server (its
+    watched file), and a run that finished within the hour stay."""
+    now = time.time()
+    for key in ("run-held", "run-open", "run-recent", "run-old"):
+        folder = store.create(key, TrainConfig(**SMALL), key, "cpu", tmp_path)
+        store.set_state(key, "finished", "", tmp_path)
+        if key != "run-recent":
+            for path in (folder, *folder.iterdir()):
+                os.utime(path, (now - 2 * 3600,) * 2)
+    store.touch_watched("run-open", tmp_path)
+    deleted = store.cleanup(max_age_s=7 * 86400, max_total_bytes=0, root=tmp_path, now=now,
+                            keep=frozenset({"run-held"}))
+    assert deleted == ["run-old"]
 
 
 def test_the_queue_says_about_when_a_run_starts():
@@ -101,12 +118,12 @@ def test_a_run_is_found_again_after_a_restart():
 def test_a_run_training_in_another_web_process_is_followed_from_the_store():
     """Two web processes share the store: the second opens the first's live run and sees it finish."""
     first = JobManager(max_cpu=1, max_gpu=0, mode="process")
-    job = wait_until_training(first.submit(TrainConfig(**{**SMALL, "epochs": 6}), TEXT, "s1"))
+    job = wait_until_training(first.submit(TrainConfig(**{**SMALL, "epochs": 100}), TEXT, "s1"))
     second = JobManager(max_cpu=1, max_gpu=0, mode="process")
     seen = second.adopt(job.token, "s2")
     assert seen is not job and seen.active and seen.thread is not None
     seen.thread.join(120)
-    assert seen.status == "finished" and seen.result.final.epoch == 6
+    assert seen.status == "finished" and seen.result.final.epoch == 100
     assert seen.progress.history == seen.result.history and seen.samples
 
 

@@ -87,6 +87,23 @@ def test_progress_restore_is_checked():
             restore(bad, {})
 
 
+def test_a_hostile_progress_file_gets_a_clear_message():
+    """Deep nesting, integers too long for a float or for Python's int limit, a byte-order mark, a name that
+    would render as Markdown (escaped once, by the page)."""
+    from ui.exercises import restore
+    answer = '{"format": "rnnlab-exercises/1", "answers": {"gf_thirty": {"answer": %s, "correct": true, "at": 1}}}'
+    for bad, why in ((b"[" * 40_000 + b"]" * 40_000, "not a progress"),
+                     ((answer % ("9" * 400)).encode(), "Type a number"),
+                     ((answer % ("9" * 5_000)).encode(), "not a progress"),
+                     (b'{"format": "rnnlab-exercises/1", "answers": {"[Log in](https://e.x)": {}}}',
+                      r"exercise '\[Log in\]\(https://e\.x\)' this version")):
+        with pytest.raises(ValueError, match=why):
+            restore(bad, {})
+    good = json.dumps({"format": "rnnlab-exercises/1",
+                       "answers": {"gf_regime": {"answer": "exploding", "correct": True, "at": 1}}})
+    assert restore(good.encode("utf-8-sig"), {}) == 1    # a byte-order mark first, as some editors save
+
+
 def test_answer_then_check_in_a_lab():
     at = page("gradient_flow").run()
     assert any(e.label == "Hint" for e in at.expander)

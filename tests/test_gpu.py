@@ -45,8 +45,9 @@ def test_cuda_loss_and_gradients_match_the_cpu(spec, dtype, tol):
             p.uniform_(-0.4, 0.4)  # large enough that the recurrence is far from linear
     gpu = copy.deepcopy(cpu).cuda()
     tokens, targets = torch.randint(0, V, (B, L)), torch.randint(0, V, (B, L))
-    state = cpu.begin_state(B)
-    state = tuple(s.normal_() * 0.5 for s in state) if isinstance(state, tuple) else state.normal_() * 0.5
+    with torch.no_grad():
+        _, state = cpu(tokens)   # a state of the cell's own shape, then made random
+    state = tuple(torch.randn_like(s) * 0.5 for s in state) if isinstance(state, tuple) else torch.randn_like(state) * 0.5
     gpu_state = tuple(s.cuda() for s in state) if isinstance(state, tuple) else state.cuda()
     cpu_loss, cpu_grads = _loss_and_grads(cpu, tokens, targets, state)
     gpu_loss, gpu_grads = _loss_and_grads(gpu, tokens.cuda(), targets.cuda(), gpu_state)

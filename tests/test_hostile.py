@@ -15,6 +15,8 @@ HOSTILE = [
     "[Session expired: log in](https://evil.example)", "![x](http://127.0.0.1:9/p.png)",
     "<img src=x onerror=alert(1)>", "<script>alert(1)</script>", ":red[boom] :material/home:", "$x^2$",
     "**bold** _it_ `code`", "https://evil.example/path", "javascript:alert(1)",
+    # Markdown's autolinks, which backslash escapes do not stop: a bare URL, www. and an e-mail address
+    "https://evil.example/login", "www.evil.example", "someone@evil.example", "mailto:x@evil.example",
 ]
 # The URL names each page reads, from its declared controls (besides these, unknown names must be ignored).
 PAGE_PARAMS = page_params()
@@ -23,11 +25,22 @@ UNSAFE = [re.compile(p) for p in (r"(?<!\\)\]\((?!https://d2l\.ai)", r"(?<!\\)!\
                                   r"(?<!\\):red\[", r"(?<!\\)https?(?<!\\):(?!//d2l\.ai)", r"evil\.example(?!\\)")]
 
 
+# What Markdown turns into a link by itself in the text it shows (GitHub-flavoured autolinks), after escapes.
+AUTOLINK = re.compile(r"(?i)(https?://(?!d2l\.ai)|mailto:|xmpp:|www\.[-\w])|[-.\w+]+@[-\w]+(\.[-\w]+)+")
+
+
 def rendered_markdown(at) -> list[str]:
     out = []
-    for kind in ("markdown", "caption", "warning", "error", "info", "success", "subheader", "title", "header"):
+    for kind in ("markdown", "caption", "warning", "error", "info", "success", "subheader", "title", "header",
+                 "toast"):
         out.extend(str(e.value) for e in getattr(at, kind))
     return out
+
+
+def autolinks(markdown: str) -> list[str]:
+    """The autolinks Markdown would make in this source: found in the text its escapes leave."""
+    text = re.sub(r"\\(.)", r"\1", markdown)
+    return [m.group(0) for m in AUTOLINK.finditer(text)]
 
 
 def check_page(name: str, query: dict) -> None:
@@ -38,6 +51,15 @@ def check_page(name: str, query: dict) -> None:
             continue  # the citation the app writes itself
         for pattern in UNSAFE:
             assert not pattern.search(text), (name, pattern.pattern, text[:300])
+        assert not autolinks(text), (name, autolinks(text), text[:300])
+
+
+def test_the_autolink_check_sees_what_escapes_miss():
+    from ui.common import plain
+    for value in ("https://evil.example/login", "www.evil.example", "someone@evil.example", "mailto:x@y.org"):
+        assert autolinks(value) and autolinks("\\".join(value)), value   # escaped, it is still a link
+        assert not autolinks(plain(value)), value                       # the word joiners break it
+    assert not autolinks("[Follows d2l.ai](https://d2l.ai/chapter)")    # the app's own citation
 
 
 values = st.sampled_from(HOSTILE)

@@ -81,6 +81,13 @@ def test_training_page_runs_a_tiny_job_and_exports(corpus_file):
     use = [b for b in at.button if b.label == "Use in the Sampling lab"][0]
     use.click().run()
     assert "tiny #1" in at.session_state["_rnnlab_session_models"]
+    from core.runs import store
+    token = at.query_params["run"]
+    token = token[0] if isinstance(token, list) else token
+    assert store.run_folder(token).is_dir()
+    [b for b in at.button if b.label == "Delete"][0].click().run()
+    assert not at.exception and not any(b.label == "Use in the Sampling lab" for b in at.button)
+    assert not store.run_folder(token).exists() and "run" not in at.query_params   # gone, address too
 
 
 def test_training_page_stop(corpus_file):

@@ -145,7 +145,7 @@ def test_stepper_matches_the_network(cell, layers, embed):
     with torch.no_grad():
         logits, _ = lm.net(torch.as_tensor(ids)[None])
     ref = torch.log_softmax(logits[0].double(), -1).numpy()
-    ours = sampling.token_log_probs(lm, text)
+    ours = sampling.log_probs(lm, ids)
     np.testing.assert_allclose(ours[1:], ref[np.arange(len(ids) - 1), ids[1:]], atol=1e-5)
 
 
@@ -155,7 +155,7 @@ def test_score_text_sums_the_log_probabilities():
     lm = LanguageModel(RNNLM(ModelSpec(len(vocab), 12, "rnn", 0, 2)), vocab)
     scored = sampling.score_text(lm, "Abc  Dé j")  # cleaned as the training text: "abc d j"
     assert scored.text == "abc d j"
-    logp = sampling.token_log_probs(lm, "Abc  Dé j")
+    logp = sampling.log_probs(lm, lm.vocab.encode("abc d j"))
     assert scored.tokens == list(scored.text) and len(scored.bits) == len(scored.text)
     np.testing.assert_allclose(scored.bits, -logp / np.log(2), rtol=1e-12)
     assert scored.bits_per_char == pytest.approx(scored.bits.sum() / len(scored.text))

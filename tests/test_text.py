@@ -97,6 +97,22 @@ def test_explicit_path_and_env_var(tmp_path, monkeypatch):
         corpus.load_corpus()
 
 
+def test_env_var_naming_a_folder_uses_its_copy_or_looks_further(no_env_corpus, monkeypatch):
+    """How a container gets the corpus: RNNLAB_CORPUS=/data with the file mounted there, or nothing mounted."""
+    body = SMALL.encode()
+    monkeypatch.setattr(corpus, "CORPUS_SHA1", hashlib.sha1(body).hexdigest())
+    folder = no_env_corpus / "data"
+    folder.mkdir()
+    monkeypatch.setenv("RNNLAB_CORPUS", str(folder))
+    with pytest.raises(corpus.CorpusError, match="not cached"):   # an empty folder: on to the cache
+        corpus.load_corpus(download=False)
+    (folder / "timemachine.txt").write_bytes(body)
+    assert corpus.load_corpus(download=False) == SMALL
+    (folder / "timemachine.txt").write_text("another text entirely, not the one the folder should hold")
+    with pytest.raises(corpus.CorpusError, match="SHA-1"):          # a folder's copy is checked like the cache
+        corpus.load_corpus(download=False)
+
+
 def test_shared_corpus_has_the_known_checksum(corpus_file):
     assert corpus.sha1_of(corpus_file.read_bytes()) == corpus.CORPUS_SHA1
 

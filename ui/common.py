@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import re
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable, TypeVar
@@ -55,16 +56,30 @@ _MARKDOWN_SPECIAL = set("\\`*_{}[]()<>#+-.!|~$:=^&\"'")
 MAX_SHOWN = 80
 
 
+WORD_JOINER = "\u2060"   # invisible; breaks an autolink where it stands
+_AUTOLINK_TRIGGER = re.compile(r"(?<=www)(?=\.)|(?=[:@])", re.IGNORECASE)
+
+
 def plain(text: object, limit: int = MAX_SHOWN) -> str:
-    """Anything a learner typed, uploaded or put in a URL, made safe to show inside Markdown: cut to `limit`
-    characters and every Markdown, HTML, LaTeX and Streamlit directive character escaped, so it shows as the
-    text it is (never as a link, an image, a colour or a formula). Use it for every user value in st.markdown,
-    st.caption, st.warning, st.error, st.info and st.toast."""
+    """Anything a learner typed, uploaded or put in a URL, or read from a stored file, made safe to show inside
+    Markdown: cut to `limit` characters and every Markdown, HTML, LaTeX and Streamlit directive character
+    escaped, so it shows as the text it is (never as a link, an image, a colour or a formula). Escapes do not stop
+    Markdown's autolinks (https://..., www...., name@host, which are found in the text after escaping), so an
+    invisible word joiner also stands before every ':' and '@' and after 'www'. Use it for every such value in
+    st.markdown, st.caption, st.warning, st.error, st.info, st.success, st.subheader and st.toast."""
     text = str(text)
     if len(text) > limit:
         text = text[: limit - 1] + "…"
-    text = text.replace("\r", " ").replace("\n", " ")
+    text = _AUTOLINK_TRIGGER.sub(WORD_JOINER, text.replace("\r", " ").replace("\n", " "))
     return "".join("\\" + ch if ch in _MARKDOWN_SPECIAL else ch for ch in text)
+
+
+def chart_text(text: object, limit: int = MAX_SHOWN) -> str:
+    """A user's or a stored file's value as chart text: Plotly renders a few HTML tags in its labels (<a href>
+    among them), so the angle brackets become look-alikes that are only text."""
+    text = str(text)
+    text = text if len(text) <= limit else text[: limit - 1] + "…"
+    return text.replace("<", "‹").replace(">", "›")
 
 
 def lab(key: str) -> Lab:

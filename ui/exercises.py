@@ -17,6 +17,7 @@ import streamlit as st
 from core import exercises as core_ex
 from core.exercise_bank import BANK, for_lab
 from core.lab_settings import url_query
+from core.settings import short
 from ui import url_state
 from ui.common import lab_link, plain
 
@@ -183,15 +184,15 @@ def restore(data: bytes, into: dict | None = None) -> int:
         raise ValueError(f"That file is {len(data):,} bytes; a progress file is far smaller (limit "
                          f"{MAX_PROGRESS_BYTES:,}).")
     try:
-        doc = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        raise ValueError("That is not a progress file (RNN Lab writes JSON).") from None
+        doc = json.loads(data.decode("utf-8-sig"))   # a byte-order mark, as some editors write, is fine
+    except (UnicodeDecodeError, ValueError, RecursionError):   # not JSON, a number too long, nesting too deep
+        raise ValueError("That is not a progress file (RNN Lab writes plain JSON).") from None
     if not isinstance(doc, dict) or doc.get("format") != "rnnlab-exercises/1" or not isinstance(doc.get("answers"), dict):
         raise ValueError("That JSON is not an RNN Lab progress file.")
     restored = {}
     for key, row in doc["answers"].items():
         if key not in BANK:
-            raise ValueError(f"The file names an exercise {plain(key, 40)} this version does not have.")
+            raise ValueError(f"The file names an exercise {short(key)} this version does not have.")
         if not isinstance(row, dict) or not isinstance(row.get("correct"), bool):
             raise ValueError(f"The answer to {key} is damaged.")
         answer = core_ex.check_answer(BANK[key], row.get("answer"))

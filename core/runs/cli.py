@@ -1,13 +1,16 @@
 """The command line for training: python -m core train --preset book --device auto --out runs/book
 
 Every setting can be changed with --set NAME=VALUE (the names, types and ranges of core.config.SETTINGS).
-A folder given with --out is checked before training starts, so a run is never trained and then lost.
+A folder given with --out is checked before training starts, so a run is never trained and then lost. Ctrl-C
+stops the run after the step in progress and saves everything learnt so far (a second Ctrl-C quits at once).
 """
 from __future__ import annotations
 
 import argparse
 import math
+import signal
 import sys
+import threading
 
 from core.runs.config import PRESETS, SETTINGS, with_overrides
 from core.corpus import load_corpus
@@ -35,6 +38,19 @@ def settings_help() -> str:
     return "settings for --set (name, allowed values, meaning):\n" + "\n".join(rows)
 
 
+def stop_on_ctrl_c() -> threading.Event:
+    """The first Ctrl-C asks the run to stop (it then saves what it learnt); the second one quits at once."""
+    stop = threading.Event()
+
+    def first(signum, frame):
+        print("\nstopping after this step, then saving what was learnt (Ctrl-C again to quit at once) ...",
+              file=sys.stderr)
+        stop.set()
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGINT, first)
+    return stop
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m core train", description="Train an RNN language model.",
                                      epilog=settings_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -45,27 +61,34 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="override a setting, e.g. --set epochs=5 --set cell=gru")
     args = parser.parse_args(argv)
+    if args.out is not None and not args.out.strip():
+        parser.error("--out needs a folder name (leave --out out to train without saving)")
     try:
         config = with_overrides(PRESETS[args.preset].config, args.set, device=args.device)
-        if args.out:
+        if args.out is not None:
             check_writable(args.out)
         text = load_corpus(args.corpus)
-        result = train(config, text, on_progress=lambda p: print(progress_bar(p), end="", flush=True, file=sys.stderr))
+        stop = stop_on_ctrl_c()
+        result = train(config, text, stop_event=stop,
+                       on_progress=lambda p: print(progress_bar(p), end="", flush=True, file=sys.stderr))
     except ValueError as exc:
         print(f"\nerror: {exc}", file=sys.stderr)
         return 2
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     print(file=sys.stderr)
     last = result.final
     said = result.message if result.message.startswith(result.status) else f"{result.status}: {result.message}"
-    print(f"{said}; val ppl {last['val_ppl']:.3f}, {last['val_bpb']:.3f} bits/byte, "
-          f"{result.elapsed:.1f} s on {result.device}, {result.tokens_per_s:,.0f} tokens/s")
-    if args.out:
+    print(f"{said}; after {last.epoch} epochs ({last.step} steps): val ppl {last.val_ppl:.3f}, "
+          f"{last.val_bpb:.3f} bits/byte, {result.elapsed:.1f} s on {result.device}, {result.tokens_per_s:,.0f} tokens/s")
+    if args.out is not None:
         try:
-            print(f"saved to {save_run(result, args.out)}")
+            print(f"saved to {save_run(result, args.out)}" + (" (everything learnt before the stop)"
+                                                              if stop.is_set() else ""))
         except ValueError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
-    return 0
+    return 130 if stop.is_set() else 0
 
 
 if __name__ == "__main__":

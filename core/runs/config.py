@@ -139,8 +139,10 @@ def with_overrides(base: TrainConfig, items: Sequence[str], **fixed) -> TrainCon
     overrides = dict(fixed)
     for item in items:
         name, sep, value = item.partition("=")
-        if not sep or name not in SETTINGS:
+        if name not in SETTINGS:
             raise ValueError(f"unknown setting {short(name)} (use NAME=VALUE with one of: {', '.join(SETTINGS)})")
+        if not sep:
+            raise ValueError(f"--set {name} needs a value: --set {name}=VALUE")
         overrides[name] = SETTINGS[name].parse(value)
     return replace(base, **overrides)
 

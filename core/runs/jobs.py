@@ -44,7 +44,7 @@ _ids = itertools.count(1)
 class Job:
     id: int
     name: str
-    session_id: str
+    session_id: str                         # who started it (one run per device at a time each)
     config: TrainConfig
     device: str
     status: Status = Status.STARTING
@@ -53,7 +53,9 @@ class Job:
     result: store.StoredRun | None = None   # once saved: its numbers; weights are read from its folder on demand
     stop_event: threading.Event = field(default_factory=threading.Event)   # set once a stop was asked for
     token: str = field(default_factory=lambda: secrets.token_urlsafe(9))   # the run's address: ?run=TOKEN
-    unwatched_since: float | None = None   # when its session was first seen gone (None: watched)
+    unwatched_since: float | None = None   # when the last session watching it was first seen gone (None: watched)
+    watchers: set = field(default_factory=set)   # sessions that have it open: its starter, tabs opening its address
+    followed: bool = False                  # trained by another web process (followed in the store): takes no slot
     thread: threading.Thread | None = None  # the follower
     trainer: Trainer | None = None          # what trains it (launchers): a process, a thread, a Ray task
 
@@ -98,6 +100,7 @@ class JobManager:
         self.queue: list[Job] = []   # runs waiting for a free slot, first come first served
         self.lock = threading.Lock()
         self.cleaned_at = 0.0
+        self.watched_at: dict[str, float] = {}   # token -> when this process last marked it watched in the store
         self.clean_store()
 
     def clean_store(self, every_s: float = 3600.0) -> None:
@@ -106,8 +109,10 @@ class JobManager:
         if time.time() - self.cleaned_at < every_s:
             return
         self.cleaned_at = time.time()
+        with self.lock:
+            held = frozenset(j.token for j in self.jobs.values())
         try:
-            store.cleanup_from_env()
+            store.cleanup_from_env(keep=held)
         except (OSError, ValueError):
             pass
 
@@ -119,7 +124,8 @@ class JobManager:
         return "cuda" if config.device == "cuda" or (config.device == "auto" and self.gpus > 0) else "cpu"
 
     def running(self, kind: str) -> int:
-        return sum(1 for j in list(self.jobs.values()) if j.training and j.device == kind)
+        """Runs this process trains on the device (a run followed from another process trains there, not here)."""
+        return sum(1 for j in list(self.jobs.values()) if j.training and j.device == kind and not j.followed)
 
     def _limit(self, kind: str) -> int:
         return self.max_gpu if kind == "cuda" else self.max_cpu
@@ -130,6 +136,7 @@ class JobManager:
         that device, or when the queue is full."""
         kind = self.device_kind(config)
         self.clean_store()
+        store.check_space(config)
         with self.lock:
             if any(j.active and j.device == kind and j.session_id == session_id for j in self.jobs.values()):
                 raise ValueError(f"Your own run on the {kind.upper()} is still going: stop it (or let it finish), "
@@ -143,7 +150,7 @@ class JobManager:
                 raise ValueError(f"The server is training {limit} model(s) on the {kind.upper()} and "
                                  f"{waiting} more are waiting, its most: try again in a few minutes.")
             job_id = next(_ids)
-            job = Job(job_id, name or f"run {job_id}", session_id, config, kind)
+            job = Job(job_id, name or f"run {job_id}", session_id, config, kind, watchers={session_id})
             store.create(job.token, config, job.name, kind)   # its folder: found again from any process
             if must_wait:
                 job.status, job.text = Status.QUEUED, text
@@ -165,9 +172,13 @@ class JobManager:
             job.trainer = launchers.LAUNCHERS[self.mode](launchers.request_for(job.token, job.config, text),
                                                           job.device)
             launchers.follow(job.token, job.trainer, lambda message: self._on(job, message))
-        except Exception as exc:  # a bug must not kill the server: report it on the page
+        except Exception as exc:  # a failed launch or a bug must not kill the server: report it on the page
             job.status, job.message = Status.ERROR, f"training failed: {exc}"
             traceback.print_exc()
+            try:   # and in the store, so no other process waits for it
+                store.set_state(job.token, job.status, job.message)
+            except (OSError, ValueError):
+                pass
         finally:
             if isinstance(job.trainer, launchers.ProcessTrainer):
                 job.trainer.close()
@@ -208,8 +219,8 @@ class JobManager:
             self._launch(nxt, text)
 
     def unwatched_for(self, job: Job) -> float:
-        """Seconds since the run's session was first seen gone (0 while it is watched)."""
-        if self.session_alive(job.session_id):
+        """Seconds since the last session watching the run was first seen gone (0 while one still watches)."""
+        if any(self.session_alive(sid) for sid in list(job.watchers) or [job.session_id]):
             job.unwatched_since = None
             return 0.0
         if job.unwatched_since is None:
@@ -254,20 +265,31 @@ class JobManager:
         self._request_stop(job)
 
     def for_session(self, session_id: str) -> list[Job]:
-        """The session's runs (pages call this on every rerun, so it also drops runs abandoned long enough)."""
+        """The session's runs (pages call this on every rerun, so it also drops runs abandoned long enough, and
+        marks the ones still open as watched in the store, where every web process's cleanup sees it)."""
         self.forget_abandoned()
         with self.lock:  # other sessions' threads add and drop jobs concurrently
-            return [j for j in self.jobs.values() if j.session_id == session_id]
+            mine = [j for j in self.jobs.values() if session_id in j.watchers]
+        for job in mine:
+            if time.time() - self.watched_at.get(job.token, 0.0) > 60:
+                self.watched_at[job.token] = time.time()
+                try:
+                    store.touch_watched(job.token)
+                except (OSError, ValueError):
+                    pass
+        return mine
 
     def adopt(self, token: str, session_id: str) -> Job | None:
-        """Hand the run with this token to session_id (a reloaded or new tab), from this server's memory or else
-        from the run store (a run of another web process, or from before a restart); None if there is none."""
+        """Let session_id (a reloaded or new tab) watch the run with this token, beside whoever watches it already,
+        from this server's memory or else from the run store (a run of another web process, or from before a
+        restart); None if there is none, ValueError naming a damaged file of it."""
         if not store.is_key(token):   # not a run's key at all (compare_digest also needs ASCII)
             return None
         with self.lock:
             for job in self.jobs.values():
                 if secrets.compare_digest(job.token, token):
-                    job.session_id, job.unwatched_since = session_id, None
+                    job.watchers.add(session_id)
+                    job.unwatched_since = None
                     return job
         live = store.read_live(token)
         return None if live is None else self._from_store(live, session_id)
@@ -277,8 +299,14 @@ class JobManager:
             # queues live in a web process's memory: this one's server has stopped since
             live.status, live.message = Status.STOPPED, "it waited in the queue of a server that has since stopped"
             store.set_state(live.key, live.status, live.message)
+        elif live.status == Status.RUNNING and time.time() - store.last_activity(live.key) > launchers.STALE_S:
+            live.status = Status.ERROR   # nothing has written to it for long: its trainer is gone
+            live.message = (f"nothing new for {launchers.STALE_S:g} s: its trainer seems to be gone; the curve so far "
+                            "is kept")
+            store.set_state(live.key, live.status, live.message)
         job = Job(next(_ids), live.name, session_id, live.config, live.device, status=live.status,
-                  message=live.message, token=live.key, progress=live.progress)
+                  message=live.message, token=live.key, progress=live.progress, watchers={session_id},
+                  followed=live.active)
         if live.active:   # trained elsewhere (another web process, a Ray task): follow it in the store
             job.thread = threading.Thread(target=self._follow, args=(job,), daemon=True)
         else:

@@ -27,6 +27,7 @@ from core.runs.record import Progress, Status
 
 PROJECT = Path(__file__).resolve().parents[2]   # where `python -m core.runs.worker` is found
 FOLLOW_EVERY_S = 0.25                             # how often a followed run's folder is read
+STALE_S = 600.0                                   # a run nothing has written to for this long has lost its trainer
 
 
 # ---- messages from a followed run --------------------------------------------------------------------------------
@@ -167,7 +168,7 @@ class Elsewhere:
 # ---- following a run through the store ----------------------------------------------------------------------------
 
 def follow(token: str, trainer: Trainer, on: Callable[[Message], None], every: float = FOLLOW_EVERY_S,
-           stale_s: float = 600.0) -> None:
+           stale_s: float = STALE_S) -> None:
     """Send on() what the run's folder says until the run ends: a Reported for each new report, then one Saved or
     Ended. A run whose trainer ended without a final state, or that has not moved for stale_s, is marked failed."""
     reader, last_change = store.ProgressReader(store.run_folder(token)), time.time()

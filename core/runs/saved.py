@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import zipfile
 from pathlib import Path
 
@@ -70,13 +71,30 @@ def check_writable(out_dir: str | Path) -> Path:
     return out
 
 
+def write_files(result, out: Path, extra: dict | None = None) -> None:
+    """Write weights.safetensors + run.json + metrics.csv into the folder out, all or nothing: each goes to a
+    temporary file first, and the three are renamed into place only once all are written (run.json last, so a
+    reader that finds it finds the weights). OSError when the disk refuses (full, read-only)."""
+    files = {"weights.safetensors": weights_bytes(result.lm.net), "metrics.csv": metrics_csv(result.history).encode(),
+             "run.json": json.dumps(run_metadata(result, extra), indent=1).encode()}
+    written = []
+    try:
+        for name, data in files.items():
+            tmp = out / f".{name}.tmp"
+            written.append(tmp)
+            tmp.write_bytes(data)
+        for name in files:
+            os.replace(out / f".{name}.tmp", out / name)
+    finally:
+        for tmp in written:
+            tmp.unlink(missing_ok=True)
+
+
 def save_run(result, out_dir: str | Path, extra: dict | None = None) -> Path:
-    """Write weights.safetensors + run.json + metrics.csv into out_dir."""
+    """Write weights.safetensors + run.json + metrics.csv into out_dir (all or nothing)."""
     out = check_writable(out_dir)
     try:
-        (out / "weights.safetensors").write_bytes(weights_bytes(result.lm.net))
-        (out / "run.json").write_text(json.dumps(run_metadata(result, extra), indent=1))
-        (out / "metrics.csv").write_text(metrics_csv(result.history))
+        write_files(result, out, extra)
     except OSError as exc:
         raise ValueError(f"Cannot write the run to {str(out)[:200]!r}: {exc.strerror or exc}.") from None
     return out
@@ -118,6 +136,8 @@ def load_run(run_dir: str | Path, device: str = "cpu") -> LanguageModel:
     try:
         meta = json.loads((run_dir / "run.json").read_text())
         weights = (run_dir / "weights.safetensors").read_bytes()
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ValueError(f"Cannot read the run in {run_dir}: {exc}") from None
+    except FileNotFoundError as exc:   # the file's name, not the folder's path (that may be a server's)
+        raise ValueError(f"The run's {Path(exc.filename).name} is missing.") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"The run's files cannot be read ({type(exc).__name__}).") from None
     return load_model(weights, meta, device)

@@ -20,6 +20,7 @@ import json
 import os
 import re
 import shutil
+import sys
 import time
 import zipfile
 from dataclasses import dataclass
@@ -64,12 +65,20 @@ class StoredRun(RunRecord):
         from core.runs.saved import load_run
         return load_run(self.folder)
 
+    def missing(self) -> list[str]:
+        """The run's files that are not in its folder any more (deleted, or never written)."""
+        return [name for name in FILES if not (self.folder / name).is_file()]
+
     def zip_bytes(self) -> bytes:
-        """The run's three files as one .zip, straight from the folder."""
+        """The run's three files as one .zip, straight from the folder; ValueError naming a file that is gone."""
         buf = io.BytesIO()
-        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
-            for name in FILES:
-                z.write(self.folder / name, name)
+        try:
+            with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+                for name in FILES:
+                    z.write(self.folder / name, name)
+        except OSError:
+            raise ValueError(f"The run's {', '.join(self.missing()) or 'files'} cannot be read from the run store "
+                             "any more: it may have been cleaned up.") from None
         return buf.getvalue()
 
     @classmethod
@@ -80,16 +89,50 @@ class StoredRun(RunRecord):
                        Status.parse(meta["status"]), str(meta["message"]),
                        float(meta["elapsed_s"]), meta["device"], float(meta["tokens_per_s"]),
                        int(meta.get("best_epoch", 0)), folder=Path(folder))
+        except FileNotFoundError:
+            raise ValueError("The saved run's run.json is not in the run store (it may have been cleaned up).") from None
         except (OSError, KeyError, TypeError, ValueError) as exc:
-            raise ValueError(f"The saved run in {Path(folder).name} cannot be read ({exc}).") from None
+            raise ValueError(f"The saved run's run.json is damaged ({str(exc)[:120]}).") from None
+
+
+def _unwritable(exc: OSError, doing: str, root: Path) -> ValueError:
+    """What a learner is told when the store refuses a write: the setting, not the server's path (that goes to the
+    server's log)."""
+    print(f"run store ({root}): {doing}: {exc!r}", file=sys.stderr)
+    return ValueError(f"The run store ({ENV_STORE}) cannot be written: {exc.strerror or exc}.")
 
 
 def save(result, key: str, root: Path | None = None) -> StoredRun:
-    """Write a finished TrainResult to the store and return it as a StoredRun (its weights no longer needed
-    in memory). ValueError when the store cannot be written."""
-    from core.runs.saved import save_run
-    folder = save_run(result, run_folder(key, root), {"best_epoch": result.best_epoch})
+    """Write a finished TrainResult to the store, all or nothing, and return it as a StoredRun (its weights no
+    longer needed in memory). ValueError when the store cannot be written, saying what is kept."""
+    from core.runs.saved import write_files
+    folder = run_folder(key, root)
+    try:
+        write_files(result, folder, {"best_epoch": result.best_epoch})
+    except OSError as exc:
+        raise ValueError(f"{_unwritable(exc, 'saving a run', folder.parent)} The run's weights could not be saved; its curve "
+                         "so far is kept.") from None
     return StoredRun.read(folder)
+
+
+def check_space(config: TrainConfig, root: Path | None = None) -> None:
+    """ValueError when the store's disk has too little room to save this run (its weights at most 256 token
+    types for characters, with JSON and CSV beside them), before any time is spent training it."""
+    from core.cells import get_cell
+    from core.param_counts import model_parameters
+    vocab = config.bpe_vocab if config.tokenizer == "bpe" else 256
+    need = 4 * model_parameters(vocab, config.hidden_size, config.embed_dim, config.num_layers,
+                                get_cell(config.cell).gates) + 2 * config.epochs * 2_000 + 5_000_000
+    root = root or store_root()
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        free = shutil.disk_usage(root).free
+    except OSError as exc:
+        raise _unwritable(exc, "checking free space", root) from None
+    if free < need:
+        raise ValueError(f"The run store ({ENV_STORE}) has {free / 1e6:,.0f} MB free and this run needs about "
+                         f"{need / 1e6:,.0f} MB to be saved: lower the hidden units, or ask whoever runs this "
+                         "server to free some space.")
 
 
 def delete(key: str, root: Path | None = None) -> None:
@@ -115,7 +158,7 @@ def create(key: str, config: TrainConfig, name: str, device: str, root: Path | N
             {"config": config.to_dict(), "name": name, "device": device, "created": time.time()}))
         set_state(key, Status.QUEUED, "", root)
     except OSError as exc:
-        raise ValueError(f"The run store ({folder.parent}) cannot be written: {exc.strerror or exc}.") from None
+        raise _unwritable(exc, "creating a run", folder.parent) from None
     return folder
 
 
@@ -222,6 +265,18 @@ def read_progress(folder: Path) -> Progress | None:
     return reader.latest
 
 
+def last_activity(key: str, root: Path | None = None) -> float:
+    """When anything last wrote to the run's state or progress (0 when neither can be read)."""
+    folder = run_folder(key, root)
+    times = [0.0]
+    for name in ("state.json", "progress.jsonl"):
+        try:
+            times.append((folder / name).stat().st_mtime)
+        except OSError:
+            pass
+    return max(times)
+
+
 def read_state(key: str, root: Path | None = None) -> tuple[Status, str] | None:
     """The run's status and message, or None when its state cannot be read (yet)."""
     try:
@@ -232,15 +287,20 @@ def read_state(key: str, root: Path | None = None) -> tuple[Status, str] | None:
 
 
 def read_live(key: str, root: Path | None = None) -> LiveRun | None:
-    """The run with this key as the store has it, or None when there is no such run (or it cannot be read)."""
+    """The run with this key as the store has it, or None when there is no such run. ValueError naming the file
+    when the run is there but one of its files is damaged."""
     folder = run_folder(key, root)
-    try:
-        req, state = _json(folder / "request.json"), _json(folder / "state.json")
-        return LiveRun(key, TrainConfig.from_dict(req["config"]), str(req["name"]), str(req["device"]),
-                       float(req["created"]), Status.parse(state["status"]), str(state["message"]),
-                       float(state["updated"]), read_progress(folder))
-    except (OSError, KeyError, TypeError, ValueError):
+    if not (folder / "request.json").is_file():
         return None
+    values = {}
+    for name, read in (("request.json", lambda d: (TrainConfig.from_dict(d["config"]), str(d["name"]),
+                                                    str(d["device"]), float(d["created"]))),
+                       ("state.json", lambda d: (Status.parse(d["status"]), str(d["message"]), float(d["updated"])))):
+        try:
+            values[name] = read(_json(folder / name))
+        except (OSError, KeyError, TypeError, ValueError, UnicodeDecodeError) as exc:
+            raise ValueError(f"The run's {name} in the run store is damaged or missing ({str(exc)[:120]}).") from None
+    return LiveRun(key, *values["request.json"], *values["state.json"], read_progress(folder))
 
 
 # ---- cleanup ---------------------------------------------------------------------------------------------------
@@ -249,10 +309,19 @@ def _size(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
 
 
+def touch_watched(key: str, root: Path | None = None) -> None:
+    """Mark the run as open in someone's tab now (any web process): cleanup leaves it alone for a while."""
+    folder = run_folder(key, root)
+    if folder.is_dir():
+        (folder / "watched").touch()
+
+
 def cleanup(max_age_s: float, max_total_bytes: float, root: Path | None = None, now: float | None = None,
-            stale_s: float = 6 * 3600) -> list[str]:
-    """Delete runs older than max_age_s, then the oldest until the store holds at most max_total_bytes; a run
-    still going (queued or running, its state touched within stale_s) is never deleted. Returns the deleted keys."""
+            stale_s: float = 6 * 3600, keep: frozenset = frozenset(), recent_s: float = 3600) -> list[str]:
+    """Delete runs older than max_age_s, then the oldest until the store holds at most max_total_bytes. Never
+    deleted: a run still going (queued or running, its state touched within stale_s), a run in `keep` (held by
+    this server's sessions), and a run written to or open in a tab (its watched file) within recent_s. Returns
+    the deleted keys."""
     root = root or store_root()
     now = time.time() if now is None else now
     runs, total = [], 0
@@ -266,7 +335,9 @@ def cleanup(max_age_s: float, max_total_bytes: float, root: Path | None = None, 
             going = Status.parse(state.get("status")).active and now - float(state.get("updated", 0)) < stale_s
         except (OSError, ValueError, TypeError, AttributeError):
             going = False
-        if not going:
+        touched = max([last_activity(folder.name, root)] + [p.stat().st_mtime for p in [folder / "watched"]
+                                                           if p.exists()])
+        if not going and folder.name not in keep and now - touched >= recent_s:
             runs.append((folder.stat().st_mtime, folder.name, folder, size))
     runs.sort()
     deleted = []
@@ -278,8 +349,8 @@ def cleanup(max_age_s: float, max_total_bytes: float, root: Path | None = None, 
     return deleted
 
 
-def cleanup_from_env(root: Path | None = None) -> list[str]:
+def cleanup_from_env(root: Path | None = None, keep: frozenset = frozenset()) -> list[str]:
     """cleanup() with the limits in RNNLAB_RUNS_MAX_AGE_DAYS (default 7) and RNNLAB_RUNS_MAX_MB (default 2000)."""
     days = float(os.environ.get("RNNLAB_RUNS_MAX_AGE_DAYS", "7"))
     mb = float(os.environ.get("RNNLAB_RUNS_MAX_MB", "2000"))
-    return cleanup(days * 86400, mb * 1e6, root)
+    return cleanup(days * 86400, mb * 1e6, root, keep=keep)

@@ -45,9 +45,10 @@ def leave_a_core(threads: int | None = None) -> int:
     return n
 
 
-def _stop_when_server_goes(stream, stop: threading.Event) -> None:
+def _stop_when_server_goes(stream, stop: threading.Event, gone: threading.Event) -> None:
     for _ in stream:   # nothing more is sent; the loop ends when the server closes the pipe (or dies)
         pass
+    gone.set()
     stop.set()
 
 
@@ -59,9 +60,10 @@ def _watch_stop_file(key: str, root, stop: threading.Event, done: threading.Even
             return
 
 
-def run(request: dict, stop: threading.Event | None = None) -> dict:
+def run(request: dict, stop: threading.Event | None = None, server_gone: threading.Event | None = None) -> dict:
     """Train the requested run into the store; errors are stored, never raised. A stop comes from the run's stop
-    file, or from `stop` (set when the server that started the process is gone). Returns the run's final state
+    file, or from `stop` (set with `server_gone` when the server that started the process is gone). A stop that
+    comes before the first step ends the run at once, with nothing to save. Returns the run's final state
     {"status", "message"}."""
     from core.dataset import prepare_data
     from core.runs import store
@@ -76,9 +78,16 @@ def run(request: dict, stop: threading.Event | None = None) -> dict:
         store.set_state(key, Status.RUNNING, "", root)
         writer = store.ProgressWriter(key, root)
         cfg = TrainConfig.from_dict(request["config"])
-        result = train(cfg, data=prepare_data(cfg, request["text"]), stop_event=stop, on_progress=writer.write)
-        store.save(result, key, root)
-        state = {"status": result.status, "message": result.message}
+        data = prepare_data(cfg, request["text"])
+        if stop.is_set():
+            state = {"status": Status.STOPPED, "message": "stopped before its first step: nothing was learnt yet"}
+        else:
+            result = train(cfg, data=data, stop_event=stop, on_progress=writer.write)
+            if server_gone is not None and server_gone.is_set() and result.status == Status.STOPPED:
+                result.message = (f"stopped when the server went away, after {result.final.step} steps; everything "
+                                  "learnt is kept")
+            store.save(result, key, root)
+            state = {"status": result.status, "message": result.message}
         store.set_state(key, **state, root=root)
     except Exception as exc:  # reported on the page; the server itself is untouched
         message = str(exc) if isinstance(exc, ValueError) else f"training failed: {exc!r}"
@@ -108,9 +117,9 @@ def main() -> int:
     except (json.JSONDecodeError, KeyError, TypeError):
         print("the training process got no request", file=sys.stderr)
         return 2
-    stop = threading.Event()
-    threading.Thread(target=_stop_when_server_goes, args=(sys.stdin, stop), daemon=True).start()
-    run(request, stop)
+    stop, gone = threading.Event(), threading.Event()
+    threading.Thread(target=_stop_when_server_goes, args=(sys.stdin, stop, gone), daemon=True).start()
+    run(request, stop, gone)
     return 0
 
 
