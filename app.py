@@ -5,12 +5,13 @@ from core import __version__
 from ui.common import LABS
 from ui.sidebar import device_label
 
-st.set_page_config(page_title="RNN Lab", page_icon="🔁", layout="wide",
+st.set_page_config(page_title="RNN Lab", page_icon=":material/autorenew:", layout="wide",
                    menu_items={"About": f"RNN Lab {__version__}: an interactive lab for recurrent neural networks."})
 
 chapter = st.Page("pages/chapter.py", title="The chapter", icon=":material/menu_book:", default=True)
 labs = [st.Page(lab.path, title=lab.title, icon=lab.icon) for lab in LABS]
 exercises = st.Page("pages/exercises.py", title="Exercises", icon=":material/task_alt:")
+st.set_option("client.showSidebarNavigation", True)   # the config hides the pages/ folder's menu until here
 nav = st.navigation({"RNN Lab": [chapter, exercises], "Labs": labs})
 
 # Phones: wide equations shrink and scroll inside their own box rather than widening the page.

@@ -93,25 +93,34 @@ class Comparison:
     model_ppl: float            # the language model's held-out perplexity, state carried through the text
     held_out_chars: int
     num_types: int
+    used_chars: int = 0         # how much of the cleaned text was split and scored
+    total_chars: int = 0        # how long the cleaned text was (longer than used_chars when it was cut)
 
     @property
     def best(self) -> dict:
         return min(self.rows, key=lambda r: r["heldout_ppl"])
 
 
-def compare_with_model(lm, text: str, alpha: float, max_n: int = 6, held_out: float = 0.1) -> Comparison:
-    """Split the text (cleaned as lm's training text) into the first 90% and the last 10%, fit the n-gram
-    models on the first part with lm's own vocabulary, and score them and lm on the last part."""
+MAX_COMPARED_CHARS = 500_000   # a long upload is compared on its first half million characters: seconds, not minutes
+
+
+def compare_with_model(lm, text: str, alpha: float, max_n: int = 6, held_out: float = 0.1,
+                       max_chars: int = MAX_COMPARED_CHARS) -> Comparison:
+    """Split the text (cleaned as lm's training text, at most its first max_chars characters) into the first 90%
+    and the last 10%, fit the n-gram models on the first part with lm's own vocabulary, and score them and lm on
+    the last part."""
     import torch
 
     from core.corpus import clean
     from core.runs.loop import stream_cross_entropy
 
     text = clean(text, lm.cleaning)
+    total = len(text)
+    text = text[: check_int("max_chars", max_chars, 1_000)]
     ids = np.asarray(lm.vocab.encode(text), dtype=np.int64)
     cut = int(len(ids) * (1 - check_real("held_out", held_out, 0.01, 0.5)))
     if cut < max_n or len(ids) - cut < max_n + 1:
         raise ValueError("The text is too short to hold out a tenth of it: use a longer text.")
     rows = sweep(ids[:cut], ids[cut:], len(lm.vocab), alpha, max_n)
-    total, count = stream_cross_entropy(lm.net, torch.as_tensor(ids[cut:]), lm.device, streams=1, chunk=512)
-    return Comparison(rows, math.exp(total / count), len(ids) - cut, len(lm.vocab))
+    nats, count = stream_cross_entropy(lm.net, torch.as_tensor(ids[cut:]), lm.device, streams=1, chunk=512)
+    return Comparison(rows, math.exp(nats / count), len(ids) - cut, len(lm.vocab), len(text), total)

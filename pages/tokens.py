@@ -253,6 +253,9 @@ def ngram_language_model(raw: str) -> None:
     with learner_errors():
         c = texts.ngram_vs_rnn(raw, alpha)
     show(ngram_model_figure(c), ngram_model_summary(c, alpha), "ngram-model")
+    if c.used_chars < c.total_chars:
+        st.caption(f"Your text has {c.total_chars:,} characters once cleaned; this comparison uses its first "
+                   f"{c.used_chars:,} (90% to fit, 10% held out), which keeps it to seconds.")
     st.markdown(
         "Longer contexts help until the table runs out of data: the training perplexity keeps falling (the "
         "table memorises its text) while the held-out perplexity turns back up, because most long contexts in "

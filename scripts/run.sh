@@ -4,4 +4,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/python.sh   # PY: this Python, or a .venv when the system Python refuses pip
 "$PY" -m pip install -q --disable-pip-version-check -r requirements.txt
+
+# The Time Machine corpus: RNNLAB_CORPUS when set, else a copy beside the clone (as the tests use), else the
+# app's cache or a download on first use. Runs are kept in RNNLAB_RUNS_DIR (default: the cache's runs/).
+if [ -z "${RNNLAB_CORPUS:-}" ] && [ -f ../shared/data/timemachine.txt ]; then
+  export RNNLAB_CORPUS=$(cd ../shared/data && pwd)/timemachine.txt
+fi
+
 exec "$PY" -m streamlit run app.py "$@"

@@ -246,3 +246,41 @@ def test_two_learners_train_at_once_and_both_finish(browser, app_url, corpus_fil
         no_exception(tab)
     back.context.close()
     first.context.close()
+
+
+def test_a_cold_start_never_shows_the_pages_folder_as_a_menu(browser, tmp_path):
+    """Before app.py has built its menu once, Streamlit would list pages/ by file name ('app', 'gradient flow');
+    the config hides that menu and app.py turns its own on."""
+    import subprocess
+    import sys
+    import urllib.request
+
+    from conftest import ROOT, _free_port
+    port = _free_port()
+    server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port",
+                               str(port), "--server.address", "127.0.0.1", "--server.headless", "true"], cwd=ROOT,
+                              env=dict(__import__("os").environ, RNNLAB_CACHE_DIR=str(tmp_path)),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    page = browser.new_page()
+    try:
+        for _ in range(300):
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2)
+                break
+            except OSError:
+                page.wait_for_timeout(200)
+        page.goto(f"http://127.0.0.1:{port}/gradient_flow", wait_until="commit")   # a deep link, first of all
+        menus = set()
+        nav = page.locator("[data-testid='stSidebarNav']")
+        for _ in range(1200):   # until the real menu is there (a minute at most), note every menu seen
+            if nav.count():
+                menus.add(nav.first.inner_text())
+            if any("The chapter" in m for m in menus):
+                break
+            page.wait_for_timeout(50)
+        assert any("The chapter" in m for m in menus), menus
+        assert not any("gradient flow" in m or "\napp\n" in f"\n{m}\n" for m in menus), menus
+    finally:
+        page.close()
+        server.terminate()
+        server.wait(10)

@@ -160,10 +160,18 @@ def test_a_stop_file_stops_a_run_that_has_no_pipe(tmp_path):
 @pytest.fixture(scope="module")
 def local_ray():
     ray = pytest.importorskip("ray", reason="Ray is optional: pip install -r requirements-ray.txt")
+    # Ray 2.59+ turns token authentication on for local clusters and leaves its token in ~/.ray/auth_token, where a
+    # later `ray start --head` on this machine would find it: a test leaves nothing behind.
+    before = os.environ.get("RAY_AUTH_MODE")
+    os.environ["RAY_AUTH_MODE"] = "disabled"
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
              runtime_env={"py_modules": [str(launchers.PROJECT / "core")]})
     yield ray
     ray.shutdown()
+    if before is None:
+        os.environ.pop("RAY_AUTH_MODE", None)
+    else:
+        os.environ["RAY_AUTH_MODE"] = before
 
 
 def test_the_ray_backend_trains_a_run_end_to_end(local_ray, tmp_path, monkeypatch):

@@ -66,3 +66,19 @@ def test_the_comparison_on_the_corpus(corpus_file):
     assert c.model_ppl == pytest.approx(lm.meta["val_ppl"], rel=1e-3)   # the same held-out tenth as pretrain
     assert c.best["n"] in (4, 5) and c.model_ppl < c.best["heldout_ppl"] < 5.5
     assert c.rows[-1]["heldout_ppl"] > c.best["heldout_ppl"]
+
+
+def test_a_long_text_is_compared_on_its_first_part_and_says_so():
+    import torch
+
+    from core.models import ModelSpec, RNNLM
+    from core.sampling import LanguageModel
+    from core.tokens import CharVocab
+    torch.manual_seed(0)
+    vocab = CharVocab.build("abcdefgh ")
+    lm = LanguageModel(RNNLM(ModelSpec(len(vocab), 8, "rnn")), vocab)
+    text = "abc defg hab cde " * 200                       # 3,400 characters
+    c = ngram_lm.compare_with_model(lm, text, 0.1, max_chars=2_000)
+    assert (c.used_chars, c.total_chars) == (2_000, 3_400) and c.held_out_chars == 200
+    whole = ngram_lm.compare_with_model(lm, text, 0.1)
+    assert whole.used_chars == whole.total_chars == 3_400
