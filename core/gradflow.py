@@ -14,8 +14,11 @@ import numpy as np
 from core.checks import check_choice, check_int, check_real
 
 KINDS = ("gaussian", "orthogonal")
-VANISH_BELOW = 1e-3    # |g| after T steps below this: vanishing
-EXPLODE_ABOVE = 1e3    # above this: exploding
+# The regime is read from the gradient's rate per step back (the geometric mean of ||g_k|| / ||g_k-1||), not from
+# where it ends after T steps: a gradient that loses 5% a step is gone after a hundred (0.95^100 = 0.006), one
+# that gains 5% has grown 130-fold.
+VANISH_RATE = 0.95     # per step below this: vanishing
+EXPLODE_RATE = 1.05    # above this: exploding
 
 
 def recurrent_matrix(n: int = 32, scale: float = 1.0, kind: str = "gaussian", seed: int = 0) -> np.ndarray:
@@ -88,10 +91,11 @@ def tanh_gradient_norms(W: np.ndarray, T: int = 24, input_scale: float = 1.0, se
     return norms
 
 
-def regime(norm_after_T: float) -> str:
-    if not np.isfinite(norm_after_T) or norm_after_T > EXPLODE_ABOVE:
+def regime(rate: float) -> str:
+    """vanishing, stable or exploding, from the gradient's rate per step back (growth_factor)."""
+    if not np.isfinite(rate) or rate > EXPLODE_RATE:
         return "exploding"
-    if norm_after_T < VANISH_BELOW:
+    if rate < VANISH_RATE:
         return "vanishing"
     return "stable"
 
@@ -178,5 +182,6 @@ def analyse(n: int = 32, scale: float = 1.0, T: int = 24, kind: str = "gaussian"
         hs = tanh_forward(W, T, input_scale, seed)[1][1:]
         slope, saturated = float(np.mean(1.0 - hs ** 2)), float(np.mean(np.abs(hs) > 0.99))
     eigenvalues = np.linalg.eigvals(W)
-    return Analysis(W, float(np.max(np.abs(eigenvalues))), eigenvalues, linear, tanh, regime(float(shown[-1])),
-                    growth_factor(shown), clipped, factor, slope, saturated)
+    growth = growth_factor(shown)
+    return Analysis(W, float(np.max(np.abs(eigenvalues))), eigenvalues, linear, tanh, regime(growth), growth,
+                    clipped, factor, slope, saturated)

@@ -43,7 +43,7 @@ class Tokens:
     tokenizer: Literal["char", "bpe"] = setting("char", "Tokenizer", widget="radio", url="tok",
                                                 words={"char": "characters", "bpe": "BPE"})
     bpe_size: int = setting(1024, "BPE vocabulary size", widget="select_slider", choices=BPE_SIZES, url="bpe")
-    start: int = setting(2000, "Passage start (character in the raw text)", lo=0, hi=10_000_000, step=20)
+    start: int = setting(2000, "Passage start (character in the raw text)", lo=0, hi=10_000_000)
     top_n: int = setting(1, "Most frequent", widget="radio", choices=(1, 2, 3), url="topn",
                          words={1: "1-grams", 2: "2-grams", 3: "3-grams"})
     bpe_text: str = setting("the time traveller, unfathomable", "Text to cut", hi=200, url="bpetext")

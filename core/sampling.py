@@ -330,7 +330,10 @@ def order_by_first_flip(H: np.ndarray, units: np.ndarray) -> np.ndarray:
     return units[np.argsort(first, kind="stable")]
 
 
-def most_active_units(H: np.ndarray, k: int) -> list[tuple[int, float]]:
-    """The k units furthest from zero on average, with their mean |h|."""
-    mean_abs = np.abs(np.asarray(H)).mean(axis=0)
-    return [(int(u), float(mean_abs[u])) for u in np.argsort(-mean_abs)[:check_int("k", k, 1)]]
+def most_switching_units(H: np.ndarray, units, k: int) -> list[tuple[int, int]]:
+    """Among the given units, the k that switch most often (a change of more than 1 between two characters), with
+    how many times each switches."""
+    H, units = np.asarray(H), np.asarray(units)
+    switches = (np.abs(np.diff(H[:, units], axis=0)) > 1.0).sum(axis=0)
+    order = np.argsort(-switches, kind="stable")[:check_int("k", k, 1)]
+    return [(int(units[i]), int(switches[i])) for i in order]

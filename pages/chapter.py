@@ -65,15 +65,27 @@ def act_predicting() -> None:
     m1.metric("One step ahead, training range", f"{a.train_mse:.3f}")
     m2.metric("One step ahead, test range", f"{a.test_mse:.3f}")
     m3.metric("16 steps ahead, test range", f"{a.k_mse:.3f}")
-    show(forecasting.forecasts_figure(s, x, a), forecasting.summary(s, a), "act1.forecasts")
+    show(forecasting.forecasts_figure(s, x, a, every_horizon=True), forecasting.summary(s, a), "act1.forecasts")
     if a.horizon is not None:
         show(forecasting.horizon_figure(s, a), forecasting.horizon_summary(a), "act1.horizon")
-    st.markdown(
-        f"One step ahead the model is nearly as good as the noise allows (σ² = {s.sigma ** 2:.2f}). Sixteen steps "
-        "ahead it must build on its own guesses, and each guess inherits the last one's error: the errors "
-        "snowball. Fed nothing but its own guesses (dashed), the forecast forgets the wave altogether. "
-        "**Next:** text is a sequence too, and there the past that matters is much longer than four steps.")
+    st.markdown(act1_reading(s, a))
     deeper("forecasting", "Every horizon and window", tau=tau)
+
+
+def act1_reading(s, a: forecast.Analysis) -> str:
+    """What Act 1's figures show, in words built from their numbers (they change with τ)."""
+    text = (f"One step ahead the model is nearly as good as the noise allows: a test error of {a.test_mse:.3f} "
+            f"against the noise's σ² = {s.sigma ** 2:.2f}. {s.k} steps ahead it must build on its own guesses, and "
+            f"each guess inherits the last one's error: the error is {a.k_ratio:.1f} times the one-step error")
+    if a.horizon is not None:
+        far, k_far = float(a.horizon[-1]), len(a.horizon)
+        than = "no better than" if far >= a.test_variance else f"{100 * far / a.test_variance:.0f}% of"
+        text += f", and {k_far} steps ahead it is {far:.3f}, {than} guessing a constant ({a.test_variance:.3f})"
+    rest = "and stays there" if a.still_moving < 0.01 else "still drifting"
+    steps = "one step" if s.tau == 1 else f"{s.tau} steps"
+    return (f"{text}. Fed nothing but its own guesses (dashed), the forecast ends at {a.settles_at:.2f}, {rest}, "
+            f"while the data keeps swinging between about -1 and 1. **Next:** text is a sequence too, and there "
+            f"the past that matters is much longer than the {steps} this model looks at.")
 
 
 # --- Act 2 -----------------------------------------------------------------------------------------------
@@ -123,20 +135,27 @@ def window_figure(V: int, h: int, max_window: int = 20) -> go.Figure:
                              mode="lines", line=dict(width=3)))
     style(fig, "Parameters against context length", "tokens of context n", "parameters",
           height=360, legend_below=True)
-    fig.update_yaxes(rangemode="tozero")
+    fig.update_yaxes(rangemode="tozero", exponentformat="none", separatethousands=True)   # 10,000, not 1x10^4
     fig.update_layout(xaxis=dict(dtick=2))
     return fig
 
 
 def act_memory() -> None:
-    st.markdown("A hidden **layer** (as in any network) computes features of the current input and forgets them. "
-                "A hidden **state** is a hidden layer that is kept and handed to the next step. The whole "
-                "difference is one term:")
+    st.markdown("Two different things share a word here. A hidden **layer** is part of a network's shape: it "
+                "computes features of the current input, and nothing of them survives to the next input. A hidden "
+                "**state** is a value, not a part: the vector H_t that an RNN computes at step t and reads again at "
+                "step t + 1, so it summarises everything read so far. In an RNN the hidden layer computes the "
+                "hidden state, and the whole difference from an ordinary hidden layer is one term:")
     st.latex(r"\begin{gathered}\text{hidden layer: } H = \phi(X W_{xh} + b_h) \\"
-             r"\text{hidden state: } H_t = \phi(X_t W_{xh} + \textcolor{#d62728}{H_{t-1} W_{hh}} + b_h)"
+             r"\text{hidden state: } H_t = \phi(X_t W_{xh} + \textcolor{#d62728}{H_{t-1} W_{hh}} + b_h) \\"
+             r"\text{output: } O_t = H_t W_{hq} + b_q"
              r"\end{gathered}")
-    st.markdown("The same W_xh, W_hh and W_hq are used at every step, so the network can read a text of any "
-                "length without growing. (Rows are examples here, as in the book: X is batch × inputs.)")
+    st.markdown("The output layer W_hq turns each state into a score for every possible next token. The same "
+                "W_xh, W_hh and W_hq are used at every step, so the network can read a text of any length without "
+                "growing, and it keeps a memory of constant size: the state is h numbers whether it has read ten "
+                "characters or a whole book. (Attention, in later chapters, instead looks back over every earlier "
+                "token, so its memory grows with the text.) Rows are examples here, as in the book: X is batch × "
+                "inputs.")
     h = url_state.draw(CONTROLS["h"])
     V = 28
     rnn = sum(param_counts.rnn_parameter_terms(V, 0, h).values())
@@ -174,9 +193,17 @@ def passage_summary(history: list[HistoryRow], vocab_size: int, seconds: float |
     """The run in numbers; `where` says where its time was measured (this server, or the machine that stored it)."""
     first, last = history[0], history[-1]
     took = f" in {seconds:.1f} s ({where})" if seconds else ""
-    return (f"Training perplexity falls from {first.train_ppl:.1f} (a uniform guess over {vocab_size} characters "
-            f"is {vocab_size}) to {last.train_ppl:.2f} after {last.epoch} epochs{took}; on the text after the "
-            f"passage it goes from {first.val_ppl:.1f} to {last.val_ppl:.1f}.")
+    text = (f"Training perplexity falls from {first.train_ppl:.1f} (a uniform guess over {vocab_size} characters "
+            f"is {vocab_size}) to {last.train_ppl:.2f} after {last.epoch} epochs{took}")
+    held = [r for r in history if math.isfinite(r.val_ppl)]
+    if not held:
+        return text + "."
+    best = min(held, key=lambda r: r.val_ppl)
+    if best.epoch < last.epoch and last.val_ppl > 1.5 * best.val_ppl:
+        return (f"{text}. On the text after the passage, perplexity is lowest at epoch {best.epoch} "
+                f"({best.val_ppl:.1f}) and then climbs to {last.val_ppl:.1f}: from there on the network overfits, "
+                "memorising the passage rather than learning anything that carries over to new text.")
+    return f"{text}; on the text after the passage it goes from {first.val_ppl:.1f} to {last.val_ppl:.1f}."
 
 
 def retrain_controls(raw: str | None) -> None:
@@ -238,6 +265,8 @@ def draw_run(history: list[HistoryRow], samples: dict[int, str], seconds: float 
     show(passage_figure(history, vocab_size, title),
          f"{title}. {passage_summary(history, vocab_size, seconds, where)}", "act4.passage")
     prefix = passage.config().sample_prefix
+    st.caption("Greedy continuation: starting from the prefix, the network writes on by always taking the "
+               "character it finds likeliest.")
     st.table(pd.DataFrame({"epoch": list(samples), f"greedy continuation of “{prefix}”": list(samples.values())})
              .set_index("epoch"))
 
@@ -288,10 +317,15 @@ def teacher_forcing_section(baked: passage_store.Baked, raw: str | None) -> None
 
 def act_training() -> None:
     st.markdown(
-        "Now train one. The chapter's recipe: a tanh RNN reads one-hot characters, predicts each next one, and "
-        "is trained by backpropagation through time with gradient clipping and minibatch SGD. Here it learns a "
-        f"single passage, the first {passage.passage_length(passage.config())} characters of the cleaned book, "
-        "and nothing else. Perplexity is the number of characters it is effectively choosing between.")
+        "Now train one, the chapter's way. Each character enters as a *one-hot* vector: zeros, with a single 1 at "
+        "the character's id. At every step the tanh RNN scores every possible next character, and the loss "
+        "compares those scores with the character that really came next. *Backpropagation through time* then "
+        "sends the loss's gradient back through every step, each step adding its share to the one shared W_hh; "
+        "*clipping* shrinks that gradient when it is too large; and *minibatch SGD* moves the weights a little "
+        "against it, a small batch of text windows at a time. Here the network learns a single passage, the first "
+        f"{passage.passage_length(passage.config())} characters of the cleaned book, and nothing else. "
+        "*Perplexity* is the number of characters it is effectively choosing between: 28 for a blind guess, 1 "
+        "for certainty.")
     try:
         baked = passage_run.baked()
     except ValueError as exc:
@@ -326,8 +360,9 @@ def main() -> None:
     st.title("RNN Lab: the chapter in four acts")
     st.markdown(
         f"From a noisy sine to a network with memory, following the RNN chapter of [{BOOK.split(' (')[0]}]"
-        f"({BOOK_URL}). Every figure is computed live by the labs' own code; each act ends with a door into "
-        "the lab that goes deeper.")
+        f"({BOOK_URL}). Every figure is computed by the labs' own code, live where it can be (Act 4 starts from "
+        "a stored run of that code, which you can retrain); each act ends with a door into the lab that goes "
+        "deeper.")
     act = choose_act()
     st.header(f"Act {act} · {ACTS[act]}" if act < 5 else ACTS[act])
     exercises.assignment("chapter")

@@ -26,19 +26,20 @@ def series(T: int, sigma: float, seed: int) -> np.ndarray:
     return forecast.make_series(T, sigma, seed)
 
 
-def forecasts_figure(s: Settings, x: np.ndarray, a: forecast.Analysis) -> go.Figure:
-    """The data with the k-step forecasts (the chosen k and 1 shown, the book's others in the legend)."""
+def forecasts_figure(s: Settings, x: np.ndarray, a: forecast.Analysis, every_horizon: bool = False) -> go.Figure:
+    """The data with the k-step forecasts (the chosen k and 1 shown, the book's others in the legend; all of them
+    with every_horizon)."""
     t = np.arange(1, len(x) + 1)
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=t, y=x, name="data", line=dict(color="#9aa5b1", width=1)))
     for kk, pred in a.forecasts.items():
         fig.add_trace(go.Scatter(x=t, y=pred, name=f"{kk}-step", line=dict(width=2.5 if kk == s.k else 1.5),
-                                 visible=True if kk in (1, s.k) else "legendonly"))
+                                 visible=True if every_horizon or kk in (1, s.k) else "legendonly"))
     fig.add_trace(go.Scatter(x=t, y=a.from_end, name="from the end of training (own guesses only)",
                              line=dict(width=2.5, dash="dash", color="#222222")))
     x_band(fig, 1, s.n_train, "training range")
     style(fig, "Data and forecasts", "time t", "x", height=420, legend_below=True)
-    fig.update_layout(legend_title_text="click to show or hide:")   # the book's k = 4, 16, 64 start hidden
+    fig.update_layout(legend_title_text="click to show or hide:")   # the book's k = 4, 16, 64
     return fig
 
 

@@ -77,6 +77,11 @@ def eigenvalues_summary(a: gradflow.Analysis) -> str:
             f"radius, is {a.rho:.3f}; {outside} lie outside the unit circle.")
 
 
+def percent(share: float) -> str:
+    """A share as a learner reads it: 99.8%, 3.2%, 0.05%, or under 0.01% (never 1.31e-05%)."""
+    return f"{100 * share:.3g}%" if share >= 1e-4 else ("under 0.01%" if share > 0 else "0%")
+
+
 def clipping_summary(a: gradflow.Analysis, theta: float) -> str:
     whole = a.whole_norm
     share = gradflow.distant_share(a.shown)
@@ -85,8 +90,23 @@ def clipping_summary(a: gradflow.Analysis, theta: float) -> str:
     else:
         what = (f"The whole gradient's norm is {whole:.3g}, above θ = {theta:g}: every step is multiplied by the "
                 f"same {a.clip_factor:.3g}, so the curve moves down without changing shape.")
-    return (f"{what} The older half of the steps carries {100 * share:.3g}% of the squared norm before clipping "
-            "and the same after it: clipping cannot bring back a vanished long-range signal.")
+    held = f"The older half of the steps carries {percent(share)} of the squared norm before clipping and after it"
+    if a.regime == "vanishing":
+        return f"{what} {held}: clipping cannot bring back a long-range signal that has vanished."
+    if a.regime == "exploding":
+        return f"{what} {held}: clipping keeps the steps' proportions, so the distant steps still dominate."
+    return f"{what} {held}: clipping changes the size of the gradient, never how it is shared between steps."
+
+
+def regime_sentence(s: Settings, a: gradflow.Analysis) -> str:
+    """The regime, in words that follow the rate per step it is read from."""
+    total = float(a.shown[-1])
+    change = (f"grows by a factor of {a.growth:.3g} per step back ({total:.3g} times its size after {s.T} steps)"
+              if a.growth > 1 else f"shrinks to {a.growth:.3g} of its size per step back ({total:.3g} after "
+              f"{s.T} steps)")
+    return (f"The gradient {change}: :{REGIME_COLOURS[a.regime]}[**{a.regime}**] (below "
+            f"{gradflow.VANISH_RATE:g} per step counts as vanishing, above {gradflow.EXPLODE_RATE:g} as exploding; "
+            f"ρ = {a.rho:.2f}).")
 
 
 def metrics(s: Settings, a: gradflow.Analysis) -> None:
@@ -96,14 +116,15 @@ def metrics(s: Settings, a: gradflow.Analysis) -> None:
     c2.metric(f"|g| after {s.T} steps", f"{final:.2e}")
     c3.metric("Growth per step", f"{a.growth:.3f}", help="(|g_T| / |g_0|)^(1/T), to compare with ρ")
     c4.metric("Regime", a.regime)
-    st.markdown(f"ρ {a.rho:.2f}, |g| after {s.T} steps {final:.1e}: :{REGIME_COLOURS[a.regime]}[**{a.regime}**] "
-                f"(below {gradflow.VANISH_BELOW:g} counts as vanishing, above {gradflow.EXPLODE_ABOVE:g} as exploding).")
+    st.markdown(regime_sentence(s, a))
     if s.use_tanh and a.rho > 1 and a.growth < a.rho * 0.9:
+        effect = ("so a tanh RNN with ρ > 1 can still lose its long-range gradient, as it does here"
+                  if a.regime == "vanishing" else "though here the gradient still grows" if a.regime == "exploding"
+                  else "which holds the gradient near a steady size here")
         st.info(f"ρ is {a.rho:.2f} > 1, yet the gradient changes by only {a.growth:.2f} per step: each step back "
                 f"also multiplies by the tanh slopes 1 - h², which average {a.mean_slope:.2f} in this run "
                 f"({100 * a.saturated:.0f}% of the units have |h| > 0.99, where the slope is almost 0). "
-                "Those slopes damp the gradient, which is why a tanh RNN with a large ρ can still lose its "
-                "long-range gradient.")
+                f"Those slopes damp the gradient, {effect}.")
 
 
 NOTES = """
@@ -138,8 +159,8 @@ def main() -> None:
     st.latex(r"\begin{gathered}\frac{\partial h_T}{\partial h_{T-k}} = \prod_{t=T-k+1}^{T} "
              r"\operatorname{diag}(1-h_t^2)\,W_{hh} \\ \|g_{T-k}\| \propto \rho^k \text{ for large } k"
              r"\ \text{(linear case)}\end{gathered}")
-    st.caption("Notation: this page writes states as columns, h_t = tanh(W_hh h_{t-1} + x_t). The book and the RNN "
-               "cell lab write them as rows, H_t = φ(X_t W_xh + H_{t-1} W_hh + b_h), where the same matrix "
+    st.caption("Notation: this page writes states as columns, hₜ = tanh(W_hh hₜ₋₁ + xₜ). The book and the RNN "
+               "cell lab write them as rows, Hₜ = φ(Xₜ W_xh + Hₜ₋₁ W_hh + b_h), where the same matrix "
                "appears transposed; the norms and eigenvalue sizes are the same either way.")
     cite("9.7 Backpropagation Through Time")
     exercises.assignment("gradient_flow")

@@ -186,13 +186,15 @@ def memory_without_growing() -> None:
 def proof() -> None:
     st.header("4 · Proof: the gradients are right")
     st.markdown(
-        "RNN Lab rests on a backward pass through time written out by hand (no autograd) in numpy, "
-        "`core/rnn_ref.py`. Each row below names the two computations it compares. The forward pass and the "
-        "hand-written gradients are compared with three torch implementations given the same weights: a plain "
-        "`torch.nn.RNN` (torch's own kernel, differentiated by torch's autograd), a scratch loop of torch "
-        "operations (autograd), and RNN Lab's fused CPU RNN (`core/fused.py`, whose backward is also written "
-        "by hand, so its rows check the two hand-written versions against each other, and its own rows against "
-        "`torch.nn.RNN`). Central finite differences of the loss check the gradients with no torch at all. "
+        "Backpropagation through time is easy to get subtly wrong, so how do you know a gradient is right? "
+        "Compute it a second way and compare. Each check below does exactly that and names both ways:\n"
+        "- **finite differences**: nudge one weight up and down by a tiny amount and watch the loss change; the "
+        "slope needs no backpropagation at all;\n"
+        "- **autograd**: let torch differentiate the same forward pass by itself;\n"
+        "- **torch's own RNN** (`torch.nn.RNN`), given the same weights.\n\n"
+        "The gradients RNN Lab uses were written out by hand, step back by step back, in numpy (the lab above "
+        "shows that code) and again in torch for speed; both must match all three. A check passes when the two "
+        "numbers differ by less than its tolerance, a few parts in a billion for these small float64 networks. "
         "The same checks run from the command line: `python -m core verify`.")
     if st.button("Run the verification checks", type="primary", key="cell.verify"):
         with st.spinner("Checking ..."):

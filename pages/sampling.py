@@ -38,7 +38,7 @@ CONTROLS = url_state.controls(SamplingControls)   # declared in core.lab_setting
 
 def controls() -> Settings:
     model = url_state.draw(CONTROLS["model"], choices=model_choice.available(), default=model_choice.PRETRAINED,
-                           format_func=lambda n: "Pretrained (The Time Machine)" if n == model_choice.PRETRAINED else n)
+                           format_func=lambda n: "Pretrained" if n == model_choice.PRETRAINED else n)
     vocab_size = len(model_choice.get(model).vocab)
     # The default ends with a space: the next character (a word's first letter) is genuinely uncertain, so the
     # temperature has a visible effect (after "the time traveller" without it, a space has probability 1).
@@ -68,7 +68,7 @@ def shaded(tokens: list[str], bits: np.ndarray, bold: str = "") -> str:
 
 
 def surprisal_legend() -> str:
-    legend = "".join(f'<span style="background:{tint(b)};padding:0 6px;margin-right:4px">{b} bits</span>'
+    legend = "".join(f'<span style="background:{tint(b)};padding:0 6px;margin-right:4px;white-space:nowrap">{b} bits</span>'
                      for b in (0, 1, 2, 4, 6))
     return (f'<div style="font-size:0.85em">Shade = surprisal −log₂ p of each generated character under the '
             f'model at T = 1: {legend} (bold: your prefix)</div>')
@@ -111,7 +111,8 @@ def next_token_figure(lm, logits: np.ndarray, temperature: float) -> go.Figure:
     fig.add_trace(go.Bar(x=labels, y=p_t[top], name=f"T = {temperature:g} (sampled from)", marker_color="#3f6fd8"))
     fig.update_layout(barmode="group")
     return style(fig, f"Entropy {sampling.entropy_bits(p_1):.2f} bits at T = 1, "
-                      f"{sampling.entropy_bits(p_t):.2f} bits at T = {temperature:g}", None, "probability", height=330)
+                      f"{sampling.entropy_bits(p_t):.2f} bits at T = {temperature:g}",
+                 "next character (the 15 likeliest at T = 1)", "probability", height=330)
 
 
 def hidden_state_figure(H: np.ndarray, units: np.ndarray, labels: list[str]) -> go.Figure:
@@ -175,9 +176,10 @@ def hidden_view(lm, shown: str) -> tuple[go.Figure, str] | None:
     return hidden_state_figure(H, units, labels), (
         f"Rows: the 24 units (of the top layer's {H.shape[1]}) whose activation varies most along these "
         f"{len(labels)} characters; columns: the characters read; colour: the activation, -1 (red) to 1 (blue); "
-        f"{100 * saturated:.0f}% of the cells shown are beyond ±0.9. Look for units that flip at spaces or stay on "
-        "inside words: a first glimpse of what the state remembers. Most active units (largest mean |h|): "
-        + ", ".join(f"{u} ({v:.2f})" for u, v in sampling.most_active_units(H, 5)) + ".")
+        f"{100 * saturated:.0f}% of the cells shown are beyond ±0.9 (tanh units spend most of their time near "
+        "their limits, so watch where a row switches rather than its shade). Look for units that flip at spaces or "
+        "stay on inside words: a first glimpse of what the state remembers. The rows that switch most often here: "
+        + ", ".join(f"unit {u} ({n} times)" for u, n in sampling.most_switching_units(H, units, 3)) + ".")
 
 
 def hidden_state_section(lm, s: Settings, out: sampling.Sample) -> None:

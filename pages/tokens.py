@@ -14,7 +14,7 @@ from core import bpe_merges, corpus, ngrams, param_counts, tokens
 from core.lab_settings import BPE_SIZES, Tokens
 from ui import exercises, texts, url_state
 from ui.common import cite, controls_beside_view, header, learner_errors, plain, show_source
-from ui.plots import show, style
+from ui.plots import number_ticks, show, style
 
 SIZES = list(BPE_SIZES)
 PASSAGE = 320
@@ -117,10 +117,19 @@ def source_text(s: Settings, view) -> tuple[str, str] | None:
     return raw, "The Time Machine"
 
 
+def word_start(raw: str, at: int) -> int:
+    """The first character of the first word at or after position at (so a passage never starts mid-word)."""
+    for i in range(at, min(len(raw), at + 200)):
+        if (i == 0 or raw[i - 1].isspace()) and not raw[i].isspace():
+            return i
+    return at
+
+
 def passage_view(s: Settings, raw: str, label: str, vocab) -> None:
     st.subheader(f"One passage of {plain(label)}")
     max_start = max(0, len(raw) - PASSAGE)
-    start = url_state.draw(CONTROLS["start"], default=min(CONTROLS["start"].default, max_start), hi=max(1, max_start))
+    start = url_state.draw(CONTROLS["start"], default=word_start(raw, min(CONTROLS["start"].default, max_start)),
+                           hi=max(1, max_start))
     passage = raw[start:start + PASSAGE]
     passage_clean = corpus.clean(passage, s.cleaning)
     passage_ids = vocab.encode(passage_clean)
@@ -229,7 +238,7 @@ def ngram_model_figure(c) -> go.Figure:
     style(fig, "n-grams against an RNN (lower is better)", "n (tokens in each n-gram)",
           "perplexity", height=380, log_y=True, legend_below=True)
     fig.update_layout(xaxis=dict(dtick=1))
-    fig.update_yaxes(tickvals=[1, 2, 3, 4, 5, 7, 10, 15, 20, 30])
+    number_ticks(fig, "y", [1, 2, 3, 4, 5, 7, 10, 15, 20, 30])
     return fig
 
 

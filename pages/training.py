@@ -33,8 +33,8 @@ INTRO = (
 
 
 def curves_figure(histories: dict[str, list[HistoryRow]], title: str) -> go.Figure:
-    """Validation perplexity per epoch of each named run; for a single run also its training perplexity and
-    its validation bits per byte (right axis)."""
+    """Validation perplexity per epoch of each named run; for a single run also its training perplexity. (Bits per
+    byte is the same quantity on another scale: it is in the metrics above the chart, not on a second axis.)"""
     fig = go.Figure()
     last_epoch = 1
     single = len(histories) == 1
@@ -48,13 +48,8 @@ def curves_figure(histories: dict[str, list[HistoryRow]], title: str) -> go.Figu
                                      mode="lines+markers"))
         fig.add_trace(go.Scatter(x=h["epoch"], y=h["val_ppl"], mode="lines+markers",
                                  name="validation perplexity" if single else chart_text(name)))
-        if single:
-            fig.add_trace(go.Scatter(x=h["epoch"], y=h["val_bpb"], name="validation bits per byte (right axis)",
-                                     mode="lines", line=dict(dash="dot", color="#7f7f7f", width=1), yaxis="y2"))
     style(fig, title, "epoch", "perplexity", height=340, log_y=True)
     fig.update_layout(xaxis=dict(dtick=max(1, math.ceil(last_epoch / 10))),  # whole epochs only
-                      yaxis2=dict(title="bits per byte", overlaying="y", side="right", showgrid=False, nticks=5,
-                                  tickformat=".1f", color="#7f7f7f"),
                       legend=dict(orientation="h", y=-0.25))
     return fig
 
@@ -70,7 +65,21 @@ def curves_summary(histories: dict[str, list[HistoryRow]]) -> str:
         best = min(vals, key=lambda ev: ev[1])
         parts.append(f"{name}: validation perplexity {vals[0][1]:.2f} at epoch {vals[0][0]}, {vals[-1][1]:.2f} at "
                      f"epoch {vals[-1][0]} (best {best[1]:.2f} at epoch {best[0]})")
-    return "; ".join(parts) + "."
+    text = "; ".join(parts) + "."
+    if len(histories) == 1:
+        text += train_above_val(next(iter(histories.values())))
+    return text
+
+
+def train_above_val(rows: list[HistoryRow]) -> str:
+    """Why training perplexity can sit above validation perplexity, said only when it does."""
+    last = rows[-1] if rows else None
+    if last is None or last.epoch == 0 or not math.isfinite(last.train_ppl) or not last.train_ppl > last.val_ppl:
+        return ""
+    return (f" After epoch {last.epoch} the training perplexity ({last.train_ppl:.2f}) is above the validation "
+            f"perplexity ({last.val_ppl:.2f}): the training figure is averaged over the epoch's steps while the "
+            "weights were still improving (and with dropout on, if any), the validation figure is measured after "
+            "the epoch with the final weights. It is not a sign that the validation text is easier.")
 
 
 def choose_preset() -> Preset:

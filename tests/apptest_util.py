@@ -45,6 +45,7 @@ def sampling_with_session_model(name: str, lm) -> AppTest:
 
 
 def shown(element) -> str:
-    """What a Markdown element shows: its source with the backslash escapes (ui.common.plain) taken out."""
+    """What a Markdown element shows: its source with the backslash escapes and the invisible word joiners
+    (ui.common.plain) taken out."""
     import re
-    return re.sub(r"\\(.)", r"\1", element.value)
+    return re.sub(r"\\(.)", r"\1", element.value).replace("\u2060", "")

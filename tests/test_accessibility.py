@@ -1,5 +1,7 @@
 """Every learner: each chart has a text summary (under it and as its alternative text) and a CSV of its numbers,
 no chart toolbar, and no emoji in the UI code."""
+import json
+import math
 import pathlib
 import re
 
@@ -34,6 +36,47 @@ def test_every_chart_has_a_summary_a_label_and_its_data(name, query):
     captions = " ".join(c.value for c in at.caption)
     for chart in shown:
         assert chart.proto.alt.split(" ")[0].strip(":,.") in captions.replace("\\", "")
+
+
+def tick_mismatches(spec: dict) -> list[str]:
+    """Axes whose numeric tick labels do not say the value they stand at (a label that is not a number, such as
+    a character under a heatmap column, is not checked)."""
+    out = []
+    for name, axis in spec.get("layout", {}).items():
+        if not name.startswith(("xaxis", "yaxis")) or not isinstance(axis, dict):
+            continue
+        values, texts = axis.get("tickvals"), axis.get("ticktext")
+        if values is None or texts is None:
+            continue
+        if len(values) != len(texts):
+            out.append(f"{name}: {len(values)} values, {len(texts)} labels")
+        for v, t in zip(values, texts):
+            try:
+                said = float(str(t).split("<br>")[0].replace(",", ""))
+            except ValueError:
+                continue
+            if not math.isclose(said, float(v), rel_tol=1e-6, abs_tol=1e-12):
+                out.append(f"{name}: label {t!r} at {v}")
+    return out
+
+
+@pytest.mark.parametrize("name,query", PAGES, ids=[f"{n}{q.get('act', '')}" for n, q in PAGES])
+def test_every_tick_label_says_the_value_it_stands_at(name, query):
+    if f"{name}{query.get('act', '')}" in CORPUS_CHARTS and corpus_path() is None:
+        pytest.skip("these charts are drawn from the corpus")
+    at = page(name, **query).run()
+    for chart in charts(at):
+        spec = json.loads(chart.proto.spec)
+        assert tick_mismatches(spec) == [], (spec.get("layout", {}).get("title"), tick_mismatches(spec))
+
+
+def test_the_tick_check_sees_labels_made_for_other_values():
+    import plotly.graph_objects as go
+    from ui.plots import style
+    fig = style(go.Figure(go.Scatter(x=[1, 2, 3], y=[4.0, 10.0, 20.0])), "t", "x", "y", log_y=True)
+    assert tick_mismatches(json.loads(fig.to_json())) == []
+    fig.update_yaxes(tickvals=[1, 2, 3, 4, 5, 7, 10, 15, 20, 30])   # the fault issue 30 found: values alone
+    assert tick_mismatches(json.loads(fig.to_json()))
 
 
 def test_no_page_draws_a_chart_any_other_way():

@@ -89,3 +89,85 @@ def test_hostile_values_in_each_act_fall_back_as_text(act):
     assert not at.exception and ACTS[int(act)] in at.header[0].value
     warnings = [w.value for w in at.warning]
     assert warnings and all("](https" not in w for w in warnings)
+
+
+def test_every_claim_link_opens_a_page_that_shows_the_claim(corpus_file):
+    """Issue 30: a claim after the acts links to settings where the lab's own numbers say what the claim says."""
+    import re
+
+    from apptest_util import metric
+    from core.lab_settings import url_query
+    from ui.chapter_after import CLAIMS
+    checked = set()
+    for claim, lab, _, controls in CLAIMS:
+        at = page(lab, **url_query(lab, controls)).run()
+        assert not at.exception, lab
+        if lab == "forecasting":   # the k-step error has climbed to at least a constant guess's
+            k_mse = float(metric(at, f"{controls['k']}-step MSE"))
+            one = float(metric(at, "One-step MSE, test range"))
+            variance = float(re.search(r"guessing a constant scores (\d+\.\d+)", " ".join(
+                c.value.replace("\\", "") for c in at.caption)).group(1))
+            assert k_mse >= 0.95 * variance and k_mse > 3 * one, (k_mse, one, variance)
+        elif lab == "gradient_flow":   # between the regimes: this side of 1 explodes
+            assert metric(at, "Regime") == "exploding"
+        elif lab == "sampling":        # its words are the book's words
+            book = set(corpus_file.read_text().lower().split())
+            sample = " ".join(m.value for m in at.markdown if "span" in m.value)
+            words = re.findall(r"[a-z]+", re.sub(r"<[^>]+>", "", sample))[5:]
+            assert len(words) > 20 and sum(w in book for w in words) / len(words) > 0.8, words[:30]
+        checked.add(lab)
+    assert checked == {lab for _, lab, _, _ in CLAIMS}
+
+
+def test_act_one_reads_its_own_numbers_at_every_window():
+    """Issue 30: no 'snowball' over a 1.5-fold error, no 'four steps' when τ is 16: the sentence follows τ."""
+    from core import forecast
+    from pages.chapter import act1_reading
+    from pages.forecasting import Settings
+    x = forecast.make_series(1000, 0.2, 0)
+    readings = {}
+    for tau in (4, 16):
+        s = Settings(T=1000, n_train=600, tau=tau, k=16, sigma=0.2, seed=0)
+        a = forecast.analyse(x, tau, 600, 16)
+        readings[tau] = act1_reading(s, a)
+        assert f"{a.k_ratio:.1f} times the one-step error" in readings[tau] and "snowball" not in readings[tau]
+        assert f"the {tau} steps this model looks at" in readings[tau] and "four steps" not in readings[tau]
+        assert f"ends at {a.settles_at:.2f}" in readings[tau]
+    assert readings[4] != readings[16]
+    at = page("chapter", act="1", tau="16").run()
+    assert not at.exception and any("the 16 steps this model looks at" in m.value for m in at.markdown)
+
+
+def test_bptt_in_detail_says_what_tanh_does_to_the_linear_formula():
+    """Issue 30: the caption said 'linear case' over a tanh curve falling to 1e-6 without a word."""
+    from core import gradflow
+    from ui.chapter_after import bptt_summary
+    near_edge = bptt_summary(gradflow.analyse(n=32, scale=1.0, T=24))
+    assert "In the linear case" in near_edge and "times smaller" in near_edge and "is vanishing" in near_edge
+    assert "is exploding" in bptt_summary(gradflow.analyse(n=32, scale=4.0, T=24))
+    at = page("chapter", act="5").run()
+    assert not at.exception and any("XW = X @ W_xh" in c.value for c in at.code)
+
+
+def test_act_three_shows_the_output_layer_and_plain_parameter_counts():
+    """Issue 30: W_hq and O_t were named but never shown; the parameter axis read 0.5x10^4."""
+    import json
+    at = page("chapter", act="3").run()
+    assert not at.exception
+    assert any("O_t = H_t W_{hq} + b_q" in l.value for l in at.latex)
+    text = " ".join(m.value for m in at.markdown)
+    assert "hidden **state** is a value, not a part" in text and "constant size" in text
+    chart = next(c for c in at.get("plotly_chart") if "Parameters against context length" in c.proto.spec)
+    assert json.loads(chart.proto.spec)["layout"]["yaxis"]["exponentformat"] == "none"
+
+
+def test_act_four_names_overfitting_from_its_own_curve():
+    """Issue 30: the held-out perplexity dips and then rises; the summary names it instead of '28.0 to 102.5'."""
+    from core.runs.record import HistoryRow
+    from pages.chapter import passage_summary
+    row = lambda e, t, v: HistoryRow(e, e, t, v, 1.0, 1.0, float(e), 1.0)   # noqa: E731
+    dip = [row(0, 28.0, 28.0), row(6, 5.0, 10.8), row(60, 1.14, 102.5)]
+    text = passage_summary(dip, 28, 3.6)
+    assert "lowest at epoch 6 (10.8) and then climbs to 102.5" in text and "overfits" in text
+    steady = passage_summary([row(0, 28.0, 28.0), row(60, 2.0, 9.0)], 28, None)
+    assert "overfits" not in steady and "from 28.0 to 9.0" in steady

@@ -4,7 +4,7 @@ import torch
 from hypothesis import given, settings, strategies as st
 
 from core import gradflow
-from apptest_util import metric, page
+from apptest_util import metric, page, shown
 
 
 def test_linear_norms_equal_explicit_matrix_powers():
@@ -52,6 +52,17 @@ def test_regimes_and_thresholds():
     assert gradflow.analyse(32, 0.5, 24, use_tanh=False).regime == "vanishing"
     assert gradflow.analyse(32, 1.0, 24, kind="orthogonal", use_tanh=False).regime == "stable"
     assert gradflow.analyse(32, 2.0, 24, use_tanh=False).regime == "exploding"
+
+
+def test_the_regime_follows_the_rate_per_step_not_where_the_curve_ends():
+    """Issue 30: through tanh at scale 4 the gradient grows 494-fold over 24 steps (1.29 a step) and once read
+    "stable" because it stayed under a fixed 1,000. Steady growth is growth, whatever T is."""
+    assert [gradflow.regime(r) for r in (0.94, 0.96, 1.0, 1.04, 1.06)] == \
+        ["vanishing", "stable", "stable", "stable", "exploding"]
+    a = gradflow.analyse(32, 4.0, 24)                 # the page's default: through tanh
+    assert a.growth == pytest.approx(1.295, abs=0.01) and a.regime == "exploding"
+    short, long = gradflow.analyse(32, 1.2, 10, use_tanh=False), gradflow.analyse(32, 1.2, 60, use_tanh=False)
+    assert short.regime == long.regime == "exploding"   # the same matrix says the same thing at any T
 
 
 def test_clipping():
@@ -141,3 +152,19 @@ def test_page_bad_query_params():
     at = page("gradient_flow", scale="huge", T="-3", kind="banana").run()
     assert not at.exception
     assert len(at.warning) == 3
+
+
+def test_the_page_s_sentences_follow_its_numbers():
+    """Issue 30: the regime, the tanh note and the clipping caption are built from the numbers beside them."""
+    at = page("gradient_flow", scale="4").run()          # through tanh, 1.29 a step
+    text = " ".join(m.value for m in at.markdown) + " ".join(i.value for i in at.info)
+    assert metric(at, "Regime") == "exploding" and "grows by a factor of 1.29 per step" in text
+    assert "still grows" in text and "can still lose its long-range gradient" not in text
+    captions = " ".join(shown(c) for c in at.caption)
+    assert "cannot bring back" not in captions and "distant steps still dominate" in captions
+    at = page("gradient_flow", scale="0.25").run()
+    text = " ".join(m.value for m in at.markdown)
+    assert metric(at, "Regime") == "vanishing" and "shrinks to" in text
+    captions = " ".join(shown(c) for c in at.caption)
+    assert "cannot bring back a long-range signal that has vanished" in captions
+    assert "carries under 0.01%" in captions                      # not 1.31e-05%

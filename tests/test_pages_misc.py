@@ -277,3 +277,16 @@ def test_settings_that_do_nothing_are_greyed_with_the_reason():
     if not torch.cuda.is_available():
         device = at.radio(key="tr.book.device")
         assert device.disabled and device.value == "auto" and "no GPU" in device.help
+
+
+def test_training_perplexity_above_validation_is_explained_only_when_it_is():
+    from core.runs.record import HistoryRow
+    from pages.training import curves_figure, train_above_val
+    row = lambda e, t, v: HistoryRow(e, 10 * e, t, v, 2.0, 1.0, float(e), 1000.0)   # noqa: E731
+    above = [row(0, 28.0, 28.0), row(1, 9.5, 8.1)]
+    below = [row(0, 28.0, 28.0), row(1, 7.0, 8.1)]
+    assert "(9.50) is above the validation perplexity (8.10)" in train_above_val(above)
+    assert train_above_val(below) == "" and train_above_val(above[:1]) == ""
+    fig = curves_figure({"run 1": above}, "t")
+    assert {t.name for t in fig.data} == {"train perplexity", "validation perplexity"}   # one quantity, one axis
+    assert "yaxis2" not in fig.to_plotly_json()["layout"]

@@ -34,7 +34,7 @@ def test_the_commands_the_readme_and_compose_give_are_the_ones_tested():
     head = compose_ray()["services"]["ray-head"]
     assert head["command"][:3] == ["ray", "start", "--head"] and "--ray-client-server-port=10001" in head["command"]
     assert head["environment"]["RAY_AUTH_MODE"] == "token" and head["network_mode"] == "host"
-    assert join_command() == ["ray", "start", "--address=<head host>:6379", "--num-gpus=1", "--block"]
+    assert join_command() == ["ray", "start", "--address=HEAD_HOST:6379", "--num-gpus=1", "--block"]
     app = compose_ray()["services"]["app1"]["environment"]
     assert app["RNNLAB_RAY_ADDRESS"] == "ray://host.docker.internal:10001" and app["RAY_AUTH_MODE"] == "token"
 
@@ -54,7 +54,7 @@ def test_a_head_a_joining_node_and_an_app_as_deployed(tmp_path):
                              capture_output=True).returncode != 0:
             assert time.time() < deadline and head.poll() is None, "the head did not start"
             time.sleep(1)
-        join = [ray if w == "ray" else w.replace("<head host>:6379", f"127.0.0.1:{gcs}") for w in join_command()
+        join = [ray if w == "ray" else w.replace("HEAD_HOST:6379", f"127.0.0.1:{gcs}") for w in join_command()
                 if w != "--block"]   # as written, but returning once the node is up
         joined = subprocess.run(join, env=env, capture_output=True, text=True, timeout=120)
         assert joined.returncode == 0, joined.stderr[-2000:]

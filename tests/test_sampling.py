@@ -165,3 +165,18 @@ def test_score_text_sums_the_log_probabilities():
     assert empty.text == "" and len(empty.bits) == 0 and np.isnan(empty.bits_per_char)
     unknown = sampling.score_text(lm, "xyz")
     assert unknown.text == "" and unknown.unknown == ["x", "y", "z"]
+
+
+def test_the_hidden_state_summary_names_only_rows_of_its_chart():
+    """Issue 30: the summary once named 'most active units' that were not rows of the heatmap."""
+    import json
+    import re
+
+    from apptest_util import page
+    at = page("sampling").run()
+    chart = next(c for c in at.get("plotly_chart") if "hidden unit" in c.proto.spec)
+    rows = set(json.loads(chart.proto.spec)["data"][0]["y"])
+    named = re.findall(r"unit (\d+) \((\d+) times\)", chart.proto.alt)
+    assert len(named) == 3 and all(f"unit {u}" in rows for u, _ in named)
+    counts = [int(n) for _, n in named]
+    assert counts == sorted(counts, reverse=True)

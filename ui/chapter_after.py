@@ -18,12 +18,13 @@ from ui.plots import show
 
 
 CLAIMS = (  # (claim, lab, link text, the lab's controls by their declared names in core.lab_settings)
-    ("Forecasts decay with the horizon: the further ahead, the closer to a constant guess.", "forecasting",
-     "Push k to 64", {"tau": 4, "k": 64}),
-    ("A small trained RNN captures its text's statistics: spelling, common words, where spaces go.", "sampling",
-     "Sample from a pretrained character RNN", {"temperature": 0.5}),
+    ("Forecasts get worse with the horizon: each step ahead builds on the last guess, until far enough ahead "
+     "the forecast does no better than guessing a constant.", "forecasting",
+     "Push k to 64: its error reaches a constant guess's", {"tau": 4, "k": 64}),
+    ("A character RNN trained on the book captures its statistics: spelling, common words, where spaces go.",
+     "sampling", "Sample from the pretrained character RNN (three layers of 384 units)", {"temperature": 0.5}),
     ("The recurrent weights sit between vanishing and exploding gradients.", "gradient_flow",
-     "Turn the weight scale past 1", {"scale": 1.2}),
+     "Turn the weight scale past 1, without tanh: the gradient explodes", {"scale": 1.2, "use_tanh": False}),
 )
 
 
@@ -41,12 +42,11 @@ def bptt_in_detail(norms_figure: Callable[[gradflow.Analysis], go.Figure]) -> No
                 "a sum of terms with growing powers of W_hhᵀ.")
     st.latex(r"\frac{\partial L}{\partial h_t} = \sum_{j \ge t} (W_{hh}^\top)^{\,j-t}\, "
              r"\frac{\partial \ell_j}{\partial h_j}")
-    st.caption("Column convention, linear case.")
+    st.caption("Column convention. The sum leaves out tanh's slopes: it is the linear case, the solid curve below.")
     scale = url_state.draw(controls_of("chapter")["scale"])
     with learner_errors():
         a = gradflow.analyse(n=32, scale=scale, T=24)
-    show(norms_figure(a), f"Spectral radius ρ = {a.rho:.2f}. The term from 24 steps back has norm "
-         f"{a.linear[-1]:.3g} (the newest is 1); through tanh it is {a.tanh[-1]:.3g}.", "after.norms")
+    show(norms_figure(a), bptt_summary(a), "after.norms")
     st.markdown(
         "- **Full** backpropagation runs the sum all the way back: exact, but slow and numerically fragile.\n"
         "- **Regular truncation** stops after a fixed number of steps (the time steps per window of the Training lab): "
@@ -58,13 +58,23 @@ def bptt_in_detail(norms_figure: Callable[[gradflow.Analysis], go.Figure]) -> No
         "step.")
 
 
+def bptt_summary(a: gradflow.Analysis) -> str:
+    """The figure in words: the linear term the formula describes, and what tanh's slopes make of it."""
+    lin, tanh = float(a.linear[-1]), float(a.tanh[-1])
+    through = (f"through tanh, whose slopes are all below 1, it is {tanh:.3g}, {lin / tanh:.3g} times smaller"
+               if tanh < lin else f"through tanh it is {tanh:.3g}")
+    return (f"Spectral radius ρ = {a.rho:.2f}. In the linear case the term from 24 steps back has norm {lin:.3g} "
+            f"(the newest is 1); {through}. So through tanh the edge between vanishing and exploding sits at a larger "
+            f"ρ than 1: here the gradient through tanh is {a.regime}.")
+
+
 def concise_version(raw: str | None) -> None:
     st.subheader("The concise version")
     st.markdown("A recurrence written as a Python loop, one matrix product per step, and PyTorch's `nn.RNN` "
                 "compute the same thing. Both, on the passage run, timed on this server:")
     left, right = st.columns(2)
-    left.code("for t in range(steps):\n    H = torch.tanh(XW[:, t] + H @ W_hh + b_h)\n    outputs.append(H)",
-              language="python")
+    left.code("XW = X @ W_xh   # every step's input term at once\nfor t in range(steps):\n"
+              "    H = torch.tanh(XW[:, t] + H @ W_hh + b_h)\n    outputs.append(H)", language="python")
     right.code("rnn = nn.RNN(len(vocab), hidden, batch_first=True)\noutputs, H = rnn(X, H)", language="python")
     if raw is None:
         texts.missing_corpus_message()

@@ -57,7 +57,10 @@ MAX_SHOWN = 80
 
 
 WORD_JOINER = "\u2060"   # invisible; breaks an autolink where it stands
-_AUTOLINK_TRIGGER = re.compile(r"(?<=www)(?=\.)|(?=[:@])", re.IGNORECASE)
+# Where Markdown's autolinks start (GitHub-flavoured: http://, https://, mailto:, xmpp:, www. and name@host):
+# only there does a joiner go, so ordinary text ("allowed: 1 to 10") stays as it is.
+_AUTOLINK_TRIGGER = re.compile(r"(?<=https)(?=:)|(?<=http)(?=:)|(?<=mailto)(?=:)|(?<=xmpp)(?=:)|(?<=www)(?=\.)"
+                               r"|(?<=[-.\w+])(?=@[-\w])", re.IGNORECASE)
 
 
 def plain(text: object, limit: int = MAX_SHOWN) -> str:
@@ -65,7 +68,8 @@ def plain(text: object, limit: int = MAX_SHOWN) -> str:
     Markdown: cut to `limit` characters and every Markdown, HTML, LaTeX and Streamlit directive character
     escaped, so it shows as the text it is (never as a link, an image, a colour or a formula). Escapes do not stop
     Markdown's autolinks (https://..., www...., name@host, which are found in the text after escaping), so an
-    invisible word joiner also stands before every ':' and '@' and after 'www'. Use it for every such value in
+    invisible word joiner also stands where one would start: after http, https, mailto, xmpp and www, and before
+    the @ of an e-mail address. Use it for every such value in
     st.markdown, st.caption, st.warning, st.error, st.info, st.success, st.subheader and st.toast."""
     text = str(text)
     if len(text) > limit:

@@ -64,8 +64,15 @@ def _plain_log_axis(fig: go.Figure, axis: str) -> None:
     vals = _axis_values(fig, axis)
     if vals.size == 0:
         return
-    ticks = log_ticks(float(vals.min()), float(vals.max()))
-    fig.update_layout({f"{axis}axis": dict(tickvals=ticks, ticktext=[plain_number(t) for t in ticks])})
+    number_ticks(fig, axis, log_ticks(float(vals.min()), float(vals.max())))
+
+
+def number_ticks(fig: go.Figure, axis: str, values) -> go.Figure:
+    """Ticks at these values, each labelled with its own value as a plain number: the only way a page sets
+    numeric ticks (values set alone would keep labels made for other values)."""
+    values = [float(v) for v in values]
+    fig.update_layout({f"{axis}axis": dict(tickvals=values, ticktext=[plain_number(v) for v in values])})
+    return fig
 
 
 def style(fig: go.Figure, title: str | None, x_title: str | None, y_title: str | None, height: int = 360,
