@@ -316,6 +316,11 @@ def teacher_forcing_section(baked: passage_store.Baked, raw: str | None) -> None
 
 
 def act_training() -> None:
+    try:
+        baked = passage_run.baked()
+    except ValueError as exc:
+        st.error(plain(exc, 400), icon=":material/error:")
+        return
     st.markdown(
         "Now train one, the chapter's way. Each character enters as a *one-hot* vector: zeros, with a single 1 at "
         "the character's id. At every step the tanh RNN scores every possible next character, and the loss "
@@ -324,20 +329,15 @@ def act_training() -> None:
         "*clipping* shrinks that gradient when it is too large; and *minibatch SGD* moves the weights a little "
         "against it, a small batch of text windows at a time. Here the network learns a single passage, the first "
         f"{passage.passage_length(passage.config())} characters of the cleaned book, and nothing else. "
-        "*Perplexity* is the number of characters it is effectively choosing between: 28 for a blind guess, 1 "
-        "for certainty.")
-    try:
-        baked = passage_run.baked()
-    except ValueError as exc:
-        st.error(plain(exc, 400), icon=":material/error:")
-        return
+        f"*Perplexity* is the number of characters it is effectively choosing between: {baked.vocab_size} (every "
+        "character it knows) for a blind guess, 1 for certainty.")
     raw = texts.time_machine_or_none()
     retrain_controls(raw)
     run_view(baked)
     st.markdown(
         "Be clear about what this shows: the network **memorises** one passage, so it shows how training "
-        "works, not how well a model generalises. The held-out curve says so: on the text that follows, "
-        "perplexity rises far above a uniform guess.")
+        "works, not how well a model generalises. The held-out curve above is the test of that, and its caption "
+        "says where it turned.")
     teacher_forcing_section(baked, raw)
     deeper("training", "Train on the whole book, with GRU and LSTM too", preset="passage")
 

@@ -70,6 +70,18 @@ def test_every_tick_label_says_the_value_it_stands_at(name, query):
         assert tick_mismatches(spec) == [], (spec.get("layout", {}).get("title"), tick_mismatches(spec))
 
 
+@pytest.mark.parametrize("name,query", PAGES, ids=[f"{n}{q.get('act', '')}" for n, q in PAGES])
+def test_every_legend_sits_below_its_chart(name, query):
+    """Issue 30: to the right of a chart, a legend leaves a phone's plot a third of the screen."""
+    if f"{name}{query.get('act', '')}" in CORPUS_CHARTS and corpus_path() is None:
+        pytest.skip("these charts are drawn from the corpus")
+    for chart in charts(page(name, **query).run()):
+        spec = json.loads(chart.proto.spec)
+        shown = [t for t in spec["data"] if t.get("showlegend", True) is not False and t.get("name")]
+        if len(shown) > 1 and spec["layout"].get("showlegend", True):
+            assert spec["layout"].get("legend", {}).get("orientation") == "h", spec["layout"].get("title")
+
+
 def test_the_tick_check_sees_labels_made_for_other_values():
     import plotly.graph_objects as go
     from ui.plots import style

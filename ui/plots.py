@@ -76,9 +76,10 @@ def number_ticks(fig: go.Figure, axis: str, values) -> go.Figure:
 
 
 def style(fig: go.Figure, title: str | None, x_title: str | None, y_title: str | None, height: int = 360,
-          log_x: bool = False, log_y: bool = False, legend_below: bool = False) -> go.Figure:
+          log_x: bool = False, log_y: bool = False, legend_below: bool = True) -> go.Figure:
     """Apply the lab's layout to fig and return it: titles, the palette, plain-number ticks (no SI prefixes
-    such as µ or k on unitless values; log axes labelled with plain numbers at 1-2-5 steps or decades)."""
+    such as µ or k on unitless values; log axes labelled with plain numbers at 1-2-5 steps or decades), and the
+    legend below the plot (to its right, a legend leaves a phone's plot a third of the screen)."""
     fig.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title, height=height,
                       margin=dict(t=50 if title else 20, b=40), colorway=PALETTE)
     fig.update_xaxes(exponentformat="power", separatethousands=True)
@@ -89,8 +90,8 @@ def style(fig: go.Figure, title: str | None, x_title: str | None, y_title: str |
     if log_y:
         fig.update_layout(yaxis_type="log")  # the main y axis only (a second one keeps its own scale)
         _plain_log_axis(fig, "y")
-    if legend_below:
-        fig.update_layout(legend=dict(orientation="h", y=-0.2))
+    if legend_below:   # below the tick labels, and below the axis title when there is one
+        fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.3 if x_title else -0.15))
     return fig
 
 
