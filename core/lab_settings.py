@@ -8,6 +8,7 @@ A field's default and range are the control's own; a page may narrow a range tha
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Literal
 
@@ -116,8 +117,9 @@ SETTINGS_OF = {"forecasting": Forecasting, "tokens": Tokens, "rnn_cell": RnnCell
                "gradient_flow": GradientFlow, "chapter": Chapter, "training": Training, "exercises": Exercises}
 
 
+@functools.cache
 def controls_of(page: str) -> dict[str, Setting]:
-    """A page's declared controls by name."""
+    """A page's declared controls by name (read once; the dict is shared, so never change it)."""
     if page not in SETTINGS_OF:
         raise ValueError(f"There is no page {page!r}; pages: {', '.join(SETTINGS_OF)}.")
     controls = declared(SETTINGS_OF[page])
