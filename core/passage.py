@@ -105,3 +105,48 @@ def teacher_forcing(lm: LanguageModel, text: str, prefix: int = 18) -> TeacherFo
     forced = "".join(lm.vocab.token_text(int(i)) for i in guesses)
     free = sample(lm, text[:prefix], len(text) - prefix, temperature=0.0).text
     return TeacherForcing(text, prefix, forced, free)
+
+
+@dataclass(frozen=True)
+class GradientReach:
+    """How far back the loss of a window's last prediction reaches: norms[k] is ||dL/dH|| for the state k steps
+    before the last one (k = 0 .. steps - 1), L the cross-entropy of predicting the window's last character."""
+
+    text: str
+    norms: np.ndarray
+
+    @property
+    def rate(self) -> float:
+        """The norm's geometric-mean change per step back."""
+        return float((self.norms[-1] / self.norms[0]) ** (1.0 / (len(self.norms) - 1)))
+
+
+def gradient_reach(lm: LanguageModel, text: str) -> GradientReach:
+    """Backpropagation through time written out, on a trained one-layer tanh RNN: run the text through it, take
+    the loss of predicting its last character, and send that loss's gradient back state by state (through W_hq,
+    then tanh's slope and W_hh at every step back), recording its norm at each state."""
+    spec = lm.net.spec
+    if spec.num_layers != 1 or lm.net.cell.tanh_layout is None:
+        raise ValueError("gradient_reach needs a one-layer plain tanh RNN.")
+    ids = lm.vocab.encode(text) if isinstance(text, str) else []
+    if not 3 <= len(ids) <= MAX_TF_CHARS:
+        raise ValueError(f"Give a text of 3 to {MAX_TF_CHARS} known characters.")
+    with torch.no_grad():
+        layer = {k: v.detach().double().cpu().numpy() for k, v in lm.net.tanh_layers()[0].items()}
+        W_hq = lm.net.head.weight.detach().double().cpu().numpy().T
+        b_q = lm.net.head.bias.detach().double().cpu().numpy()
+        E = lm.net.embedding.weight.detach().double().cpu().numpy() if spec.embed_dim else None
+    inputs = (E @ layer["W_xh"] if E is not None else layer["W_xh"]) + layer["b_h"]   # one row per token
+    states, H = [], np.zeros(spec.hidden_size)
+    for i in ids[:-1]:
+        H = np.tanh(inputs[i] + H @ layer["W_hh"])
+        states.append(H)
+    O = H @ W_hq + b_q
+    dO = np.exp(O - O.max())
+    dO /= dO.sum()
+    dO[ids[-1]] -= 1.0                                  # d(cross-entropy)/dO
+    dH, norms = dO @ W_hq.T, []
+    for H_t in reversed(states):
+        norms.append(float(np.linalg.norm(dH)))
+        dH = (dH * (1.0 - H_t ** 2)) @ layer["W_hh"].T   # through tanh's slope, then W_hh, one step back
+    return GradientReach(text, np.asarray(norms))

@@ -294,6 +294,46 @@ def teacher_forcing_view(tf: passage.TeacherForcing, label: str, width: int = 90
                 f"{body}</table></div>", unsafe_allow_html=True)
 
 
+def reach_figure(reaches: dict[int, passage.GradientReach]) -> go.Figure:
+    """||dL/dH|| at each state back from a window's last prediction, one line per stored epoch."""
+    fig = go.Figure()
+    for epoch, r in reaches.items():
+        fig.add_trace(go.Scatter(x=np.arange(len(r.norms)), y=r.norms, mode="lines+markers", marker=dict(size=4),
+                                 name=f"after {epoch} epochs"))
+    return style(fig, "How far back the last character's loss reaches", "steps back from the last character",
+                 "gradient norm at that state", height=340, log_y=True)
+
+
+def reach_summary(reaches: dict[int, passage.GradientReach]) -> str:
+    parts = [f"after {epoch} epochs it starts at {r.norms[0]:.3g} and is {r.norms[-1]:.3g} at {len(r.norms) - 1} "
+             f"steps back, {r.rate:.2f} per step" for epoch, r in reaches.items()]
+    return "The gradient of the loss of predicting the window's last character, at each earlier state: " + \
+        "; ".join(parts) + "."
+
+
+def gradient_section(baked: passage_store.Baked, raw: str | None) -> None:
+    st.subheader("Backpropagation through time, on this network")
+    st.markdown(
+        "Act 3 promised it: training sends each step's loss back through every earlier step. Here is that "
+        "gradient for one loss, the network's guess at the last character of the passage's first window, sent "
+        "back state by state through W_hq, tanh's slope and the one shared W_hh (the backward pass written out in "
+        "`core/passage.py`, checked against torch's autograd in the tests):")
+    if raw is None:
+        texts.missing_corpus_message()
+        return
+    window = passage.passage(raw)[: passage.config().num_steps + 1]
+    with learner_errors():
+        reaches = {epoch: passage.gradient_reach(baked.models[epoch], window) for epoch in sorted(baked.models)}
+        show(reach_figure(reaches), reach_summary(reaches), "act4.reach")
+        last = reaches[max(reaches)]
+        back = len(last.norms) - 1
+        fade = (f"it shrinks to {last.rate:.2f} of its size per step back, so the state {back} steps back receives "
+                f"{last.norms[-1] / last.norms[0]:.1e} of the gradient the last state receives: the vanishing "
+                "gradient of the Gradient flow lab, in a trained network" if last.rate < 1 else
+                f"it grows by {last.rate:.2f} per step back, and clipping is what keeps such updates in bounds")
+        st.markdown(f"Left to right, after {max(reaches)} epochs, {fade}.")
+
+
 def teacher_forcing_section(baked: passage_store.Baked, raw: str | None) -> None:
     st.subheader("Teacher forcing: why generating is harder than training")
     st.markdown(
@@ -338,6 +378,7 @@ def act_training() -> None:
         "Be clear about what this shows: the network **memorises** one passage, so it shows how training "
         "works, not how well a model generalises. The held-out curve above is the test of that, and its caption "
         "says where it turned.")
+    gradient_section(baked, raw)
     teacher_forcing_section(baked, raw)
     deeper("training", "Train on the whole book, with GRU and LSTM too", preset="passage")
 

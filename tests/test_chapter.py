@@ -171,3 +171,16 @@ def test_act_four_names_overfitting_from_its_own_curve():
     assert "lowest at epoch 6 (10.8) and then climbs to 102.5" in text and "overfits" in text
     steady = passage_summary([row(0, 28.0, 28.0), row(60, 2.0, 9.0)], 28, None)
     assert "overfits" not in steady and "from 28.0 to 9.0" in steady
+
+
+def test_act_four_shows_the_gradient_going_back_through_time(corpus_file):
+    """Issue 30: Act 3 promises backpropagation through the shared steps; Act 4 now shows it, in words from its
+    own numbers."""
+    import re
+    at = page("chapter", act="4").run()
+    assert not at.exception
+    chart = next(c for c in at.get("plotly_chart") if "last character's loss reaches" in c.proto.spec)
+    rates = [float(r) for r in re.findall(r"([\d.]+) per step", chart.proto.alt)]
+    assert len(rates) == 2 and all(0 < r < 1 for r in rates)
+    said = next(m.value for m in at.markdown if m.value.startswith("Left to right"))
+    assert f"shrinks to {rates[-1]:.2f} of its size per step back" in said

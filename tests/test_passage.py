@@ -5,6 +5,7 @@ import math
 from dataclasses import replace
 
 import numpy as np
+import torch
 import pytest
 
 from core import cell_timing, forecast, param_counts, passage, passage_store
@@ -146,3 +147,34 @@ def test_the_book_split_reports_the_starting_training_perplexity():
                           init="book"), text=text)
     V = len(r.lm.vocab)
     assert math.isfinite(r.history[0].train_ppl) and r.history[0].train_ppl == pytest.approx(V, rel=0.02)
+
+
+def test_the_gradient_s_reach_matches_autograd():
+    """core.passage.gradient_reach's hand-written backward pass, against torch's autograd on the same weights:
+    the norm of d(last character's loss)/dH at every earlier state."""
+    from core.models import ModelSpec, RNNLM
+    from core.sampling import LanguageModel
+    from core.tokens import CharVocab
+    torch.manual_seed(0)
+    vocab = CharVocab.build("abcdefgh ")
+    for embed in (0, 5):
+        net = RNNLM(ModelSpec(len(vocab), 12, "rnn", embed)).double()
+        with torch.no_grad():
+            for p in net.parameters():
+                p.uniform_(-0.5, 0.5)
+        lm = LanguageModel(net, vocab)
+        text = "abc defg hab cde"
+        reach = passage.gradient_reach(lm, text)
+        ids = torch.as_tensor(vocab.encode(text))
+        layer = net.tanh_layers()[0]
+        x = net.embedding(ids[:-1]) @ layer["W_xh"] if embed else layer["W_xh"][ids[:-1]]
+        H, states = torch.zeros(12, dtype=torch.float64), []
+        for t in range(len(ids) - 1):
+            H = torch.tanh(x[t] + H @ layer["W_hh"] + layer["b_h"])
+            H.retain_grad()
+            states.append(H)
+        torch.nn.functional.cross_entropy(net.head(H)[None], ids[-1:]).backward()
+        auto = [float(s.grad.norm()) for s in reversed(states)]
+        np.testing.assert_allclose(reach.norms, auto, rtol=1e-10)
+    with pytest.raises(ValueError, match="3 to"):
+        passage.gradient_reach(lm, "ab")
