@@ -14,9 +14,12 @@ exercises = st.Page("pages/exercises.py", title="Exercises", icon=":material/tas
 st.set_option("client.showSidebarNavigation", True)   # the config hides the pages/ folder's menu until here
 nav = st.navigation({"RNN Lab": [chapter, exercises], "Labs": labs})
 
-# Phones: wide equations shrink and scroll inside their own box rather than widening the page.
+# Phones: wide equations shrink and scroll inside their own box rather than widening the page; a lab's controls,
+# stacked above its figures, scroll inside a panel of at most 40% of the screen, so a slider and what it moves
+# are on the screen together.
 st.html("<style>@media (max-width: 640px) { .katex-display { font-size: 0.82em; overflow-x: auto; "
-        "overflow-y: hidden; } }</style>")
+        "overflow-y: hidden; } .st-key-lab-controls { max-height: 40vh; overflow-y: auto; "
+        "border-bottom: 1px solid #e5e7eb; padding-bottom: 0.5rem; } }</style>")
 
 with st.sidebar:
     st.caption(f"Training device: **{device_label()}**")

@@ -104,7 +104,7 @@ def controls_beside_view(controls: Callable[[], T]) -> tuple[T, DeltaGenerator]:
     """The labs' layout: a narrow column of controls (controls() draws them and returns the settings) beside a
     wide view column. Returns the settings and the view column."""
     left, view = st.columns([1, 3], gap="large")
-    with left:
+    with left, st.container(key="lab-controls"):   # on a phone: a scrolling panel right above the view (app.py)
         st.subheader("Controls")
         settings = controls()
     return settings, view
