@@ -19,7 +19,14 @@ nav = st.navigation({"RNN Lab": [chapter, exercises], "Labs": labs})
 # are on the screen together.
 st.html("<style>@media (max-width: 640px) { .katex-display { font-size: 0.82em; overflow-x: auto; "
         "overflow-y: hidden; } .st-key-lab-controls { max-height: 40vh; overflow-y: auto; "
-        "border-bottom: 1px solid #e5e7eb; padding-bottom: 0.5rem; } }</style>")
+        "border-bottom: 1px solid #e5e7eb; padding-bottom: 0.5rem; } }"
+        # a link into a lab wraps rather than being cut at the screen's edge
+        "[data-testid='stPageLink-NavLink'] div, [data-testid='stPageLink-NavLink'] p { white-space: normal; "
+        "overflow: visible; }"
+        # a table's long cells (Act 4's samples) wrap rather than run off a phone's screen (Streamlit's own rule
+        # on the cells' Markdown is stronger than a plain one)
+        "[data-testid='stTable'] td *, [data-testid='stTable'] th * { white-space: normal !important; "
+        "overflow-wrap: anywhere !important; }</style>")
 
 with st.sidebar:
     st.caption(f"Training device: **{device_label()}**")

@@ -108,8 +108,8 @@ def unrolled_figure(word: str, steps: int, current: int) -> go.Figure:
         if s:
             fig.add_annotation(x=s - 0.22, y=1, ax=s - 0.78, ay=1, xref="x", yref="y", axref="x", ayref="y",
                                text="", showarrow=True, arrowhead=2)
-            fig.add_annotation(x=s - 0.5, y=1.12, xref="x", yref="y", text="W_hh", showarrow=False,
-                               font=dict(size=11, color="#444"))
+            fig.add_annotation(x=s - 0.5, y=1, xref="x", yref="y", text="W_hh", showarrow=False, yanchor="bottom",
+                               yshift=3, font=dict(size=11, color="#444"))   # above its arrow at any width
     style(fig, "Unrolled: the same weights at every step", None, None, height=300)
     fig.update_layout(xaxis=dict(visible=False, range=[-0.6, steps - 0.4]),
                       yaxis=dict(visible=False, range=[-0.6, 2.6]), margin=dict(t=50, b=10))
