@@ -23,6 +23,7 @@ BENCHES = [  # (script, arguments at a tiny size, needs the corpus)
     ("load.py", ["--learners", "1", "--moves", "2", "--no-training"], False),
     ("gpu.py", ["--presets", "tiny", "--cpu-epochs", "1", "--seeds", "1"], True),   # the CPU stands in
     ("stop_latency.py", [], False),
+    ("train_profile.py", ["--repeats", "1"], True),
 ]
 
 

@@ -1,0 +1,137 @@
+"""Where a training run's time goes, and how far it is from the floor.
+
+    python bench/train_profile.py [--preset book] [--repeats 3]
+
+Prints the run's wall time split into its phases: Python start and imports (a fresh process), preparing the data,
+the training steps' forward pass with the output layer and loss, their backward pass, clipping, the optimizer
+step, the validation passes, the samples, and saving the run. The phases inside train() are timed by wrapping
+the functions the loop calls (the numbers it computes do not change). Beside them stands the floor: the
+run's floating-point work, counted from its shapes, divided by this CPU's measured matrix-multiply speed at the
+run's own sizes, plus the import time no run can avoid. Medians over --repeats runs.
+"""
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import replace
+
+import torch
+
+from common import ROOT, size
+from core.corpus import load_corpus
+from core.dataset import prepare_data
+from core.runs import loop
+from core.runs.config import PRESETS
+from core.runs.saved import save_run
+
+PHASES = ("forward, output layer and loss", "backward", "clipping", "optimizer step", "validation", "samples")
+
+
+class Timer:
+    """Adds up the wall time spent inside wrapped functions, by phase."""
+
+    def __init__(self):
+        self.seconds = {p: 0.0 for p in PHASES}
+
+    def wrap(self, phase, fn):
+        def timed(*args, **kwargs):
+            t0 = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.seconds[phase] += time.perf_counter() - t0
+        return timed
+
+
+def profiled_run(config, data):
+    """One run with its phases timed; returns (seconds in train(), seconds by phase, the result)."""
+    timer = Timer()
+    patched = [(loop.RNNLM, "loss", PHASES[0]), (torch.Tensor, "backward", PHASES[1]),
+               (loop, "clip_gradients", PHASES[2]), (torch.optim.SGD, "step", PHASES[3]),
+               (torch.optim.AdamW, "step", PHASES[3]), (loop, "evaluate", PHASES[4]), (loop, "sample", PHASES[5])]
+    originals = [getattr(owner, name) for owner, name, _ in patched]
+    for (owner, name, phase), fn in zip(patched, originals):
+        setattr(owner, name, timer.wrap(phase, fn))
+    try:
+        t0 = time.perf_counter()
+        result = loop.train(config, data=data)
+        total = time.perf_counter() - t0
+    finally:
+        for (owner, name, _), fn in zip(patched, originals):
+            setattr(owner, name, fn)
+    # a validation pass is RNNLM.loss calls too: its time counts as validation, not as training's forward
+    timer.seconds[PHASES[0]] -= min(timer.seconds[PHASES[0]], timer.seconds[PHASES[4]])
+    return total, timer.seconds, result
+
+
+def import_seconds() -> float:
+    """A fresh Python that imports what a training process imports."""
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import core.runs.loop, core.dataset"], cwd=ROOT, check=True)
+    return time.perf_counter() - t0
+
+
+def matmul_gflops(rows: int, inner: int, cols: int, seconds: float = 0.5) -> float:
+    """This CPU's speed for (rows x inner) @ (inner x cols) float32 products, as the run does them."""
+    a, b = torch.randn(rows, inner), torch.randn(inner, cols)
+    out = torch.empty(rows, cols)
+    for _ in range(20):
+        torch.mm(a, b, out=out)
+    n, t0 = 0, time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        torch.mm(a, b, out=out)
+        n += 1
+    return 2 * rows * inner * cols * n / (time.perf_counter() - t0) / 1e9
+
+
+def floor_seconds(config, data) -> tuple[float, float, float]:
+    """(floating-point operations, GFLOP/s at the run's sizes, seconds) for the run's matrix products:
+    per trained token 2h^2 (the recurrence) + 2hV (the output layer) forward and twice that backward; per
+    validation token the forward alone. The one-hot input is a lookup, not a product."""
+    h, V = config.hidden_size, len(data.vocab)
+    per_token = 2 * h * h + 2 * h * V
+    train_tokens = data.train_x.numel() * config.epochs
+    val_tokens = data.val_x.numel() * (config.epochs + 1)
+    flops = 3 * per_token * train_tokens + per_token * val_tokens
+    batch = min(config.batch_size, len(data.train_x))
+    rate = (2 * h * h * matmul_gflops(batch, h, h) + 2 * h * V * matmul_gflops(batch, h, V)) / per_token
+    return flops, rate, flops / (rate * 1e9)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--preset", default="book")
+    ap.add_argument("--repeats", type=int, default=3)
+    args = ap.parse_args()
+    config = replace(PRESETS[args.preset].config, device="cpu", epochs=size(PRESETS[args.preset].config.epochs, 2))
+    imports = statistics.median(import_seconds() for _ in range(size(args.repeats, 1)))
+    text = load_corpus()
+    t0 = time.perf_counter()
+    data = prepare_data(config, text)
+    prep = time.perf_counter() - t0
+    runs = [profiled_run(config, data) for _ in range(size(args.repeats, 1))]
+    total = statistics.median(r[0] for r in runs)
+    phases = {p: statistics.median(r[1][p] for r in runs) for p in PHASES}
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.perf_counter()
+        save_run(runs[0][2], tmp)
+        save = time.perf_counter() - t0
+    rest = total - sum(phases.values())
+    wall = imports + prep + total + save
+    print(f"{args.preset} preset, {config.epochs} epochs on the CPU ({torch.get_num_threads()} threads), "
+          f"median of {len(runs)} runs; validation perplexity {runs[0][2].final.val_ppl:.3f}")
+    rows = [("Python start and imports (a fresh process)", imports), ("preparing the data", prep),
+            *phases.items(), ("the rest of the loop (batches, bookkeeping)", rest), ("saving the run", save)]
+    for name, seconds in rows:
+        print(f"  {name:<46} {seconds:7.2f} s  {100 * seconds / wall:5.1f}%")
+    print(f"  {'the whole run':<46} {wall:7.2f} s")
+    flops, rate, floor = floor_seconds(config, data)
+    print(f"floor: {flops / 1e9:.0f} GFLOP of matrix products at {rate:.1f} GFLOP/s (this CPU, the run's sizes) = "
+          f"{floor:.2f} s, plus {imports:.2f} s of imports = {floor + imports:.2f} s; the run takes "
+          f"{wall / (floor + imports):.1f}x the floor")
+
+
+if __name__ == "__main__":
+    main()
