@@ -42,7 +42,8 @@ def bptt_in_detail(norms_figure: Callable[[gradflow.Analysis], go.Figure]) -> No
                 "a sum of terms with growing powers of W_hhᵀ.")
     st.latex(r"\frac{\partial L}{\partial h_t} = \sum_{j \ge t} (W_{hh}^\top)^{\,j-t}\, "
              r"\frac{\partial \ell_j}{\partial h_j}")
-    st.caption("Column convention. The sum leaves out tanh's slopes: it is the linear case, the solid curve below.")
+    st.caption("Column convention. The sum leaves out tanh's slopes: it is the linear case, the curve labelled "
+               "“linear” below.")
     scale = url_state.draw(controls_of("chapter")["scale"])
     with learner_errors():
         a = gradflow.analyse(n=32, scale=scale, T=24)
