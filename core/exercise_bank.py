@@ -304,7 +304,8 @@ BANK: dict[str, Exercise] = {e.key: e for e in (
     Exercise("gf_thirty", "gradient_flow", "A linear RNN whose W_hh is orthogonal times 0.9: what is the gradient's "
              "norm 30 steps back (it starts at 1)?", NUMBER, thirty_steps_back, {"n": 32, "scale": 0.9, "T": 30},
              "An orthogonal matrix keeps lengths; the 0.9 does not.", tolerance=0.05,
-             other={"scale": 1.1}, other_label="times 1.1", url={"kind": "orthogonal", "scale": 0.9, "T": 30, "use_tanh": False}),
+             other={"scale": 1.1}, other_label="times 1.1",
+             url={"kind": "orthogonal", "scale": 0.9, "T": 30, "use_tanh": False}),
     Exercise("gf_clip", "gradient_flow", "Can gradient clipping bring back the share of the gradient that distant "
              "steps carry?", CHOICE, clipping_restores, {"n": 32, "scale": 0.8, "T": 24, "theta": 0.5},
              "Clipping rescales the whole gradient by one factor.", options=YES_NO,

@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core import forecast, param_counts, passage, passage_store
-from core.lab_settings import Chapter
+from core.lab_settings import controls_of
 from core.runs.record import HistoryRow, Status
 from pages import forecasting, gradient_flow, rnn_cell
 from pages import tokens as tokens_page
@@ -27,7 +27,7 @@ from ui.plots import hline, show, style
 ACTS = {1: "Predicting the next step", 2: "Language into numbers", 3: "A network with memory",
         4: "Training through time", 5: "After the acts"}
 ACT_KEY = "chapter.act"
-CONTROLS = url_state.controls(Chapter)   # declared in core.lab_settings
+CONTROLS = controls_of("chapter")   # declared in core.lab_settings
 
 
 # --- moving between acts ---------------------------------------------------------------------------------
@@ -129,7 +129,8 @@ def window_figure(V: int, h: int, max_window: int = 20) -> go.Figure:
     n = np.arange(1, max_window + 1)
     rnn = sum(param_counts.rnn_parameter_terms(V, 0, h).values())
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=n, y=[param_counts.window_model_parameters(V, int(k), h) for k in n], mode="lines+markers",
+    fig.add_trace(go.Scatter(x=n, y=[param_counts.window_model_parameters(V, int(k), h) for k in n],
+                             mode="lines+markers",
                              name="fixed-window network (the last n tokens side by side)"))
     fig.add_trace(go.Scatter(x=n, y=[rnn] * len(n), name="RNN (one token at a time, any context)",
                              mode="lines", line=dict(width=3)))

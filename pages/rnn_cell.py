@@ -9,13 +9,13 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core import cell_demo, param_counts, rnn_ref, verify
-from core.lab_settings import RnnCell
+from core.lab_settings import controls_of
 from ui import exercises, url_state
 from ui.common import cite, header, learner_errors, plain, show_source
 from ui.plots import show, style
 
 
-CONTROLS = url_state.controls(RnnCell)   # declared in core.lab_settings
+CONTROLS = controls_of("rnn_cell")   # declared in core.lab_settings
 
 
 def word_controls() -> tuple[str, int, int]:

@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core import sampling
-from core.lab_settings import Sampling as SamplingControls
+from core.lab_settings import controls_of
 from ui import exercises, model_choice, url_state
 from ui.common import cite, controls_beside_view, header, learner_errors, plain, show_source
 from ui.plots import show, style
@@ -33,7 +33,7 @@ def _next_seed() -> None:  # a callback runs before the widgets, so it may chang
     st.session_state["sampling.seed"] = (st.session_state["sampling.seed"] + 1) % 1_000_001
 
 
-CONTROLS = url_state.controls(SamplingControls)   # declared in core.lab_settings
+CONTROLS = controls_of("sampling")   # declared in core.lab_settings
 
 
 def controls() -> Settings:
@@ -68,7 +68,8 @@ def shaded(tokens: list[str], bits: np.ndarray, bold: str = "") -> str:
 
 
 def surprisal_legend() -> str:
-    legend = "".join(f'<span style="background:{tint(b)};padding:0 6px;margin-right:4px;white-space:nowrap">{b} bits</span>'
+    legend = "".join(f'<span style="background:{tint(b)};padding:0 6px;margin-right:4px;white-space:nowrap">'
+                     f'{b} bits</span>'
                      for b in (0, 1, 2, 4, 6))
     return (f'<div style="font-size:0.85em">Shade = surprisal −log₂ p of each generated character under the '
             f'model at T = 1: {legend} (bold: your prefix)</div>')

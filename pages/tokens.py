@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core import bpe_merges, corpus, ngrams, param_counts, tokens
-from core.lab_settings import BPE_SIZES, Tokens
+from core.lab_settings import BPE_SIZES, controls_of
 from ui import exercises, texts, url_state
 from ui.common import cite, controls_beside_view, header, learner_errors, plain, show_source
 from ui.plots import number_ticks, show, style
@@ -32,7 +32,7 @@ class Settings:
     size: int
 
 
-CONTROLS = url_state.controls(Tokens)   # declared in core.lab_settings
+CONTROLS = controls_of("tokens")   # declared in core.lab_settings
 
 
 def controls() -> Settings:

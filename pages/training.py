@@ -286,7 +286,8 @@ def runs_table(done: list) -> pd.DataFrame:
 
 def export_row(j) -> None:
     with st.container(border=True):
-        st.markdown(f"**{plain(j.name)}** · {j.status} · val perplexity {j.result.final.val_ppl if j.result.final else math.nan:.2f}")
+        ppl = j.result.final.val_ppl if j.result.final else math.nan
+        st.markdown(f"**{plain(j.name)}** · {j.status} · val perplexity {ppl:.2f}")
         missing = j.result.missing()
         if missing:   # cleaned up, or damaged, after it finished: say so rather than offer what cannot be had
             st.warning(f"This run's {plain(', '.join(missing))} are no longer in the run store (it may have been "

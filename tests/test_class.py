@@ -10,7 +10,7 @@ import pytest
 
 from core.runs import store, worker
 from core.runs.config import TrainConfig
-from core.runs.record import HistoryRow, Progress, Sample
+from core.runs.record import EpochSample, HistoryRow, Progress
 from test_run_store import wait_until_training
 from test_training import SMALL, TEXT
 from core.runs import launchers
@@ -36,7 +36,8 @@ def test_the_store_is_read_while_it_is_written(tmp_path):
         f.write('{"p": {"epoch": 3, "ep')                # the trainer is half-way through a line
     live = store.read_live("run-abc", tmp_path)
     assert live.progress.epoch == 2 and live.progress.history == rows     # whole history, rebuilt
-    assert live.samples == [Sample(0, "sample 0"), Sample(1, "sample 1"), Sample(2, "sample 2")]
+    assert live.progress.samples == [EpochSample(0, "sample 0"), EpochSample(1, "sample 1"),
+                                     EpochSample(2, "sample 2")]
     assert live.progress.val_ppl == 7.5
     lines = (tmp_path / "run-abc" / "progress.jsonl").read_text().splitlines()
     assert [len(json.loads(x)["rows"]) for x in lines[:3]] == [1, 1, 1]       # each line only its new rows

@@ -92,12 +92,12 @@ THROWAWAY_PAGE = textwrap.dedent('''
     import plotly.graph_objects as go
     import streamlit as st
 
-    from core.lab_settings import Forecasting as Settings
+    from core.lab_settings import Forecasting as Settings, controls_of
     from ui import url_state
     from ui.common import controls_beside_view, header
     from ui.plots import show, style
 
-    CONTROLS = url_state.controls(Settings)
+    CONTROLS = controls_of("throwaway")
 
 
     def controls() -> Settings:

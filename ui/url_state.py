@@ -13,7 +13,7 @@ from typing import Any, Callable, Sequence
 
 import streamlit as st
 
-from core.settings import Setting, as_text, declared
+from core.settings import Setting, as_text
 from ui.common import plain
 from ui.session import ensure_navigation
 
@@ -129,11 +129,6 @@ def draw(s: Setting, *, lo: float | None = None, hi: float | None = None, choice
         WIDGETS[_widget(s)](s, key, widget_options)
     value = _done(s, key)
     return value if value is None or s.kind not in (int, float, bool) or s.choices else s.kind(value)
-
-
-def controls(settings_class) -> dict[str, Setting]:
-    """A lab's declared controls by name, to draw one by one: c = controls(Forecasting); draw(c["tau"])."""
-    return declared(settings_class)
 
 
 _FORMS = "_rnnlab_form_urls"

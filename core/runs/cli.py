@@ -80,7 +80,8 @@ def main(argv: list[str] | None = None) -> int:
     last = result.final
     said = result.message if result.message.startswith(result.status) else f"{result.status}: {result.message}"
     print(f"{said}; after {last.epoch} epochs ({last.step} steps): val ppl {last.val_ppl:.3f}, "
-          f"{last.val_bpb:.3f} bits/byte, {result.elapsed:.1f} s on {result.device}, {result.tokens_per_s:,.0f} tokens/s")
+          f"{last.val_bpb:.3f} bits/byte, {result.elapsed:.1f} s on {result.device}, "
+          f"{result.tokens_per_s:,.0f} tokens/s")
     if args.out is not None:
         try:
             print(f"saved to {save_run(result, args.out)}" + (" (everything learnt before the stop)"

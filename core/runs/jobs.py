@@ -33,7 +33,7 @@ import torch
 from core.runs import launchers, store
 from core.runs.config import TrainConfig
 from core.runs.launchers import Ended, Message, Reported, Saved, Trainer
-from core.runs.record import Progress, Sample, Status, samples_of
+from core.runs.record import EpochSample, Progress, Status
 
 MODES = tuple(launchers.LAUNCHERS)
 
@@ -75,9 +75,9 @@ class Job:
         return self.active and self.stop_event.is_set()
 
     @property
-    def samples(self) -> list[Sample]:
+    def samples(self) -> list[EpochSample]:
         """The samples written after each epoch so far."""
-        return samples_of(self.progress.history) if self.progress else []
+        return self.progress.samples if self.progress else []
 
 
 class JobManager:
@@ -180,7 +180,7 @@ class JobManager:
             except (OSError, ValueError):
                 pass
         finally:
-            if isinstance(job.trainer, launchers.ProcessTrainer):
+            if job.trainer is not None:
                 job.trainer.close()
             self.unwatched_for(job)
             self._start_next(job.device)

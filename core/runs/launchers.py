@@ -59,6 +59,9 @@ class Trainer(Protocol):
     def ended(self) -> str | None:
         """None while the trainer goes; else why it ended (it may have written its final state just before)."""
 
+    def close(self) -> None:
+        """Let the trainer go once its run has ended (a process's pipe is closed; others hold nothing)."""
+
 
 # ---- launchers ---------------------------------------------------------------------------------------------------
 
@@ -72,6 +75,9 @@ class ThreadTrainer:
 
     def ended(self) -> str | None:
         return None if self.thread.is_alive() else "the training thread ended without saving the run"
+
+    def close(self) -> None:
+        pass
 
 
 def in_thread(request: dict, device: str) -> ThreadTrainer:
@@ -122,6 +128,9 @@ class RayTrainer:
         except Exception as exc:   # the task itself failed (a lost node, a killed worker)
             return f"the Ray task failed ({type(exc).__name__})"
 
+    def close(self) -> None:
+        pass
+
 
 def ray_address() -> str | None:
     return os.environ.get("RNNLAB_RAY_ADDRESS") or None
@@ -163,6 +172,9 @@ class Elsewhere:
 
     def ended(self) -> str | None:
         return None
+
+    def close(self) -> None:
+        pass
 
 
 # ---- following a run through the store ----------------------------------------------------------------------------

@@ -101,6 +101,14 @@ def rows_from(data, what: str = "the history") -> list[HistoryRow]:
     return [HistoryRow.from_dict(row) for row in data]
 
 
+@dataclass(frozen=True)
+class EpochSample:
+    """A sample a run wrote after an epoch."""
+
+    epoch: int
+    text: str
+
+
 @dataclass
 class Progress:
     """What a running training reports: after every epoch and every few seconds within one."""
@@ -118,6 +126,11 @@ class Progress:
     device: str
     sample: str = ""
     history: list[HistoryRow] = field(default_factory=list)
+
+    @property
+    def samples(self) -> list[EpochSample]:
+        """The run's samples so far, one per epoch that wrote one."""
+        return [EpochSample(row.epoch, row.sample) for row in self.history if row.sample]
 
     def to_dict(self, with_history: bool = True) -> dict:
         d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "history"}
@@ -151,16 +164,3 @@ class RunRecord:
     @property
     def final(self) -> HistoryRow | None:
         return self.history[-1] if self.history else None
-
-
-@dataclass(frozen=True)
-class Sample:
-    """A sample a run wrote after an epoch."""
-
-    epoch: int
-    text: str
-
-
-def samples_of(history: list[HistoryRow]) -> list[Sample]:
-    """The run's samples, one per epoch that wrote one."""
-    return [Sample(row.epoch, row.sample) for row in history if row.sample]

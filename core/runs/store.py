@@ -28,7 +28,7 @@ from pathlib import Path
 
 from core.corpus import cache_dir
 from core.runs.config import TrainConfig
-from core.runs.record import Progress, RunRecord, Sample, Status, rows_from, samples_of
+from core.runs.record import Progress, RunRecord, Status, rows_from
 
 ENV_STORE = "RNNLAB_RUNS_DIR"
 ENV_STORE_OLD = "RNNLAB_RUN_STORE"
@@ -90,7 +90,8 @@ class StoredRun(RunRecord):
                        float(meta["elapsed_s"]), meta["device"], float(meta["tokens_per_s"]),
                        int(meta.get("best_epoch", 0)), folder=Path(folder))
         except FileNotFoundError:
-            raise ValueError("The saved run's run.json is not in the run store (it may have been cleaned up).") from None
+            raise ValueError("The saved run's run.json is not in the run store (it may have been cleaned "
+                             "up).") from None
         except (OSError, KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"The saved run's run.json is damaged ({str(exc)[:120]}).") from None
 
@@ -110,19 +111,17 @@ def save(result, key: str, root: Path | None = None) -> StoredRun:
     try:
         write_files(result, folder, {"best_epoch": result.best_epoch})
     except OSError as exc:
-        raise ValueError(f"{_unwritable(exc, 'saving a run', folder.parent)} The run's weights could not be saved; its curve "
-                         "so far is kept.") from None
+        raise ValueError(f"{_unwritable(exc, 'saving a run', folder.parent)} The run's weights could not be "
+                         "saved; its curve so far is kept.") from None
     return StoredRun.read(folder)
 
 
 def check_space(config: TrainConfig, root: Path | None = None) -> None:
     """ValueError when the store's disk has too little room to save this run (its weights at most 256 token
     types for characters, with JSON and CSV beside them), before any time is spent training it."""
-    from core.cells import get_cell
-    from core.param_counts import model_parameters
+    from core.runs.budget import FLOAT, parameters
     vocab = config.bpe_vocab if config.tokenizer == "bpe" else 256
-    need = 4 * model_parameters(vocab, config.hidden_size, config.embed_dim, config.num_layers,
-                                get_cell(config.cell).gates) + 2 * config.epochs * 2_000 + 5_000_000
+    need = FLOAT * parameters(config, vocab) + 2 * config.epochs * 2_000 + 5_000_000
     root = root or store_root()
     try:
         root.mkdir(parents=True, exist_ok=True)
@@ -213,9 +212,6 @@ class LiveRun:
     def active(self) -> bool:
         return self.status.active
 
-    @property
-    def samples(self) -> list[Sample]:
-        return samples_of(self.progress.history) if self.progress else []
 
 
 def _json(path: Path) -> dict:
