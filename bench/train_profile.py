@@ -1,6 +1,6 @@
 """Where a training run's time goes, and how far it is from the floor.
 
-    python bench/train_profile.py [--preset book] [--repeats 3]
+    python bench/train_profile.py [--preset book] [--repeats 3] [--threads N]
 
 Prints the run's wall time split into its phases: Python start and imports (a fresh process), preparing the data,
 the training steps' forward pass with the output layer and loss, their backward pass, clipping, the optimizer
@@ -49,7 +49,7 @@ def profiled_run(config, data):
     """One run with its phases timed; returns (seconds in train(), seconds by phase, the result)."""
     timer = Timer()
     patched = [(loop.RNNLM, "loss", PHASES[0]), (torch.Tensor, "backward", PHASES[1]),
-               (loop, "clip_gradients", PHASES[2]), (torch.optim.SGD, "step", PHASES[3]),
+               (loop, "clip_gradients", PHASES[2]), (loop.PlainSGD, "step", PHASES[3]), (torch.optim.SGD, "step", PHASES[3]),
                (torch.optim.AdamW, "step", PHASES[3]), (loop, "evaluate", PHASES[4]), (loop, "sample", PHASES[5])]
     originals = [getattr(owner, name) for owner, name, _ in patched]
     for (owner, name, phase), fn in zip(patched, originals):
@@ -92,10 +92,13 @@ def floor_seconds(config, data) -> tuple[float, float, float]:
     validation token the forward alone. The one-hot input is a lookup, not a product."""
     h, V = config.hidden_size, len(data.vocab)
     per_token = 2 * h * h + 2 * h * V
-    train_tokens = data.train_x.numel() * config.epochs
-    val_tokens = data.val_x.numel() * (config.epochs + 1)
+    if config.split == "book":
+        train_tokens, val_tokens = data.train_x.numel(), data.val_x.numel()
+    else:   # the streams of the whole split
+        train_tokens, val_tokens = len(data.train_ids) - 1, len(data.val_ids) - 1
+    train_tokens, val_tokens = train_tokens * config.epochs, val_tokens * (config.epochs + 1)
     flops = 3 * per_token * train_tokens + per_token * val_tokens
-    batch = min(config.batch_size, len(data.train_x))
+    batch = min(config.batch_size, len(data.train_x)) if config.split == "book" else config.batch_size
     rate = (2 * h * h * matmul_gflops(batch, h, h) + 2 * h * V * matmul_gflops(batch, h, V)) / per_token
     return flops, rate, flops / (rate * 1e9)
 
@@ -104,7 +107,10 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--preset", default="book")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=0, help="CPU threads (default: torch's choice)")
     args = ap.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
     config = replace(PRESETS[args.preset].config, device="cpu", epochs=size(PRESETS[args.preset].config.epochs, 2))
     imports = statistics.median(import_seconds() for _ in range(size(args.repeats, 1)))
     text = load_corpus()

@@ -10,10 +10,18 @@ backward pass), measured in one run.
                                             # book-style loop for seeds 0..3: time and final validation
                                             # perplexity of each, their means and ratios
     python bench/train_speed.py --seeds 8 --seed-start 8 --paths rnn,book   # seeds 8..15, two of the paths
+    python bench/train_speed.py --d2l PYTHON [--rounds 3]   # whole processes, interleaved: RNN Lab's
+                                            # `python -m core train --preset book` against the d2l package's
+                                            # own concise run (bench/d2l_concise.py in the interpreter PYTHON,
+                                            # one that has d2l installed); medians and their ratio
 """
 import argparse
+import re
 import statistics
+import subprocess
+import sys
 import time
+from pathlib import Path
 from dataclasses import replace
 
 from book_loop import book_style_run
@@ -32,6 +40,34 @@ def run(cell: str, data, **overrides):
     return result, time.perf_counter() - t0
 
 
+def timed_process(cmd: list[str]) -> tuple[float, float]:
+    """(wall seconds, the validation perplexity it printed) of one whole process."""
+    t0 = time.perf_counter()
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1])
+    seconds = time.perf_counter() - t0
+    found = re.findall(r"val(?:idation)? (?:ppl|perplexity) ([0-9.]+)", out.stdout)
+    if not found:
+        raise SystemExit(f"no perplexity in the output of {cmd}: {out.stdout[-500:]}")
+    return seconds, float(found[-1])
+
+
+def against_d2l(d2l_python: str, rounds: int) -> None:
+    """RNN Lab's book preset and d2l's concise run as whole processes, one after the other, `rounds` times."""
+    epochs = str(size(100, 2))
+    ours = [sys.executable, "-m", "core", "train", "--preset", "book", "--device", "cpu", "--set", f"epochs={epochs}"]
+    theirs = [d2l_python, str(Path(__file__).with_name("d2l_concise.py")), "--epochs", epochs]
+    timed_process(ours)   # warm-up: the disk cache, not either run's cost
+    rows = {"RNN Lab": [], "d2l concise": []}
+    for r in range(rounds):
+        for name, cmd in (("RNN Lab", ours), ("d2l concise", theirs)):
+            rows[name].append(timed_process(cmd))
+            print(f"round {r + 1} {name:12s} {rows[name][-1][0]:6.2f} s  validation perplexity "
+                  f"{rows[name][-1][1]:.3f}", flush=True)
+    med = {name: statistics.median(s for s, _ in r) for name, r in rows.items()}
+    print(f"median of {rounds}: RNN Lab {med['RNN Lab']:.2f} s, d2l concise {med['d2l concise']:.2f} s; "
+          f"RNN Lab is {med['d2l concise'] / med['RNN Lab']:.2f}x faster (goal 4x)")
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--full", action="store_true")
@@ -39,7 +75,12 @@ if __name__ == "__main__":
     ap.add_argument("--book", action="store_true")
     ap.add_argument("--seed-start", type=int, default=0)
     ap.add_argument("--paths", default="rnn,scratch,book", help="with --seeds: which of rnn, scratch, book")
+    ap.add_argument("--d2l", metavar="PYTHON", help="an interpreter with d2l installed: whole processes side by side")
+    ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
+    if args.d2l:
+        against_d2l(args.d2l, size(args.rounds, 1))
+        raise SystemExit(0)
     data = prepare_data(PRESETS["book"].config, load_corpus())
     run("rnn", data, epochs=1)  # warm-up: first-use imports and allocations are not the paths' cost
     fused, scratch = (run(c, data, epochs=size(4, 1), sample_length=1)[0].tokens_per_s for c in ("rnn", "scratch"))

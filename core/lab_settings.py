@@ -65,6 +65,10 @@ class RnnCell:
     h2: int = setting(256, "Hidden units h", lo=1, hi=10_000, widget="input")
 
 
+HIDDEN_SPAN = 32                                # characters in one view of Sampling's hidden-state heatmap
+HIDDEN_WINDOWS = tuple(range(1, 161, HIDDEN_SPAN))   # its first characters: 1, 33, 65, 97, 129 (of the first 160)
+
+
 @dataclass(frozen=True)
 class Sampling:
     model: str = setting("pretrained", "Model", widget="select")    # choices: the pretrained model and the session's
@@ -75,6 +79,9 @@ class Sampling:
     top_k: int = setting(0, "Top-k (0 = off)", "Keep only the k likeliest tokens.", lo=0, hi=50, url="topk")
     top_p: float = setting(1.0, "Top-p (1 = off)", lo=0.05, hi=1.0, step=0.05, url="topp")
     seed: int = setting(0, "Seed", lo=0, hi=1_000_000, widget="input")
+    hidden_from: int = setting(1, "Characters shown", "Which 32 of the first 160 characters the hidden-state "
+                               "heatmap shows, each one written under its column.", widget="segmented",
+                               choices=HIDDEN_WINDOWS, url="hfrom")
     score_a: str = setting("the machine stood in the laboratory", "Your text", hi=200)
     score_b: str = setting("laboratory the in stood machine the", "Compare with", hi=200)
 

@@ -106,20 +106,52 @@ def act_language() -> None:
     c_clean.code(text[:180], language=None, wrap_lines=True)
     shown = " ".join("␣" if t == " " else t for t in vocab.idx_to_token[1:])
     st.markdown(f"That leaves **{len(vocab)} tokens**: {shown}, and one id for anything unknown. "
-                f"The whole book is {len(text):,} of them.")
+                f"The whole book is {len(text):,} of them. Each token becomes its id, its row in the vocabulary "
+                "(this is what the model reads):")
+    show_ids(text[:16], vocab)
+    edition_note_tokens()
+    st.markdown("A language model gives a whole text a probability by predicting it one token at a time, each "
+                "prediction given every token before it, and multiplying:")
+    st.latex(r"P(x_1, \dots, x_T) = \prod_{t=1}^{T} P(x_t \mid x_1, \dots, x_{t-1})")
     _, cov = texts.ngram_statistics(text, "char", 0)
-    show(tokens_page.coverage_figure(cov), tokens_page.coverage_summary(cov), "act2.coverage")
     last = cov[-1]
     st.markdown(
-        f"The simplest language model counts: how often does each character follow each context of n − 1 "
-        f"characters? The table needs a row per context, and the contexts multiply: with n = {last.n} there are "
-        f"{last.possible:,} possible {last.n}-grams, and the whole book shows only {last.distinct:,} of them "
-        f"({100 * last.share:.2g}%). Most contexts are never seen, so a table says nothing about them. "
+        "The simplest such model **counts**. An *n-gram* is n tokens in a row; to predict the next character from "
+        "the n − 1 before it, count how often each n-gram occurs in the book and divide by how often its first "
+        "n − 1 characters occur. The table needs a row for every context, and contexts multiply: the chart counts, "
+        "for each n, the distinct n-grams the book contains against all the possible ones.")
+    show(tokens_page.coverage_figure(cov), tokens_page.coverage_summary(cov), "act2.coverage")
+    st.markdown(
+        f"With n = {last.n} there are {last.symbols}{str(last.n).translate(SUPERSCRIPT)} = {last.possible:,} possible {last.n}-grams, and "
+        f"the whole book shows only {last.distinct:,} of them ({100 * last.share:.2g}%). Most contexts are never "
+        "seen, so a table says nothing about them. "
         "**Next:** instead of a table over every possible past, keep a running summary of the past, a "
         "*hidden state*, and update it one token at a time:")
     st.latex(r"\begin{gathered}P(x_t \mid x_{t-1}, \dots, x_1) \approx P(x_t \mid h_{t-1}) \\"
              r"h_t = f(x_t, h_{t-1})\end{gathered}")
     deeper("tokens", "BPE subwords, Zipf's law and the parameter calculator")
+
+
+SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def show_ids(piece: str, vocab) -> None:
+    """A piece of the cleaned text as the ids the model reads, one column per character."""
+    ids = vocab.encode(piece)
+    st.dataframe(pd.DataFrame([[int(i) for i in ids]], columns=[f"{k}: {'␣' if c == ' ' else c}"
+                                                                 for k, c in enumerate(piece, 1)],
+                              index=["id"]), width="content")
+
+
+EDITION = ("The book's published edition (d2l.ai, version 1.0, the chapter numbered 9) cuts text into single "
+           "characters and feeds each to the network as a one-hot vector, and so does this chapter. A newer draft "
+           "of the chapter, numbered 8, starts from subword tokens (byte-pair encoding, BPE) and learned embeddings "
+           "instead, and calls one-hot characters the older treatment.")
+
+
+def edition_note_tokens() -> None:
+    st.caption(EDITION)
+    deeper("tokens", "Cut the same text into BPE subwords", tokenizer="bpe")
 
 
 # --- Act 3 -----------------------------------------------------------------------------------------------
@@ -157,6 +189,11 @@ def act_memory() -> None:
                 "characters or a whole book. (Attention, in later chapters, instead looks back over every earlier "
                 "token, so its memory grows with the text.) Rows are examples here, as in the book: X is batch × "
                 "inputs.")
+    st.caption("Here X_t is the one-hot vector of the t-th character, as in the book's published edition. In the "
+               "newer draft X_t is a learned embedding, a row of numbers looked up by the token's id and trained "
+               "with the rest; the state's equation is the same.")
+    deeper("training", "Train the book's run with a 32-number embedding instead of one-hot", preset="book",
+           embed_dim=32)
     h = url_state.draw(CONTROLS["h"])
     V = 28
     rnn = sum(param_counts.rnn_parameter_terms(V, 0, h).values())
@@ -272,13 +309,23 @@ def draw_run(history: list[HistoryRow], samples: dict[int, str], seconds: float 
              .set_index("epoch"))
 
 
-def marked(guesses: str, truth: str) -> str:
-    """Characters as HTML, each wrong one marked (generated letters and spaces, escaped all the same)."""
-    cells = []
-    for g, t in zip(guesses, truth):
-        ch = html.escape("·" if g == " " else g)
-        cells.append(ch if g == t else f'<span style="background:#f4c7c3;text-decoration:underline">{ch}</span>')
-    return "".join(cells)
+def _cell(ch: str, wrong: bool) -> str:
+    ch = html.escape("·" if ch == " " else ch)
+    return f'<span style="background:#f4c7c3;text-decoration:underline">{ch}</span>' if wrong else f"<span>{ch}</span>"
+
+
+def strips(truth: str, forced: str, free: str) -> str:
+    """The text and the two kinds of guesses as HTML, one column of three characters per position (the text, the
+    teacher-forced guess, the free-running guess), each wrong guess marked. The columns wrap like words, so the
+    three rows stay aligned at any width and nothing is cut at the right of a phone."""
+    column = "display:inline-flex;flex-direction:column;line-height:1.5;font-family:monospace"
+    labels = ('<span style="display:inline-flex;flex-direction:column;line-height:1.875;margin-right:.6em;'
+              'font-size:.8em;color:#555">'
+              "<span>the text</span><span>teacher forcing</span><span>free running</span></span>")
+    cols = "".join(f'<span style="{column}">{_cell(t, False)}{_cell(g, g != t)}{_cell(f, f != t)}</span>'
+                   for t, g, f in zip(truth, forced, free))
+    return (f"<div style='display:flex;flex-wrap:wrap;row-gap:.8em;margin-bottom:1em'>"
+            f"{labels}{cols}</div>")
 
 
 def teacher_forcing_view(tf: passage.TeacherForcing, label: str, width: int = 90) -> None:
@@ -287,12 +334,7 @@ def teacher_forcing_view(tf: passage.TeacherForcing, label: str, width: int = 90
     st.markdown(f"**{label}.** Teacher forcing: **{100 * tf.forced_accuracy:.0f}%** of the next characters right. "
                 f"Free running: **{100 * tf.free_accuracy:.0f}%**"
                 + (f", first mistake after {first} characters." if first is not None else ", no mistake."))
-    rows = [("the text", html.escape(truth.replace(" ", "·"))), ("teacher forcing", marked(tf.forced, truth)),
-            ("free running", marked(tf.free, truth))]
-    body = "".join(f"<tr><th style='text-align:left;padding-right:1em;font-weight:normal'>{name}</th>"
-                   f"<td style='font-family:monospace'>{line}</td></tr>" for name, line in rows)
-    st.markdown(f"<div style='overflow-x:auto;white-space:nowrap;margin-bottom:1em'><table style='border:none'>"
-                f"{body}</table></div>", unsafe_allow_html=True)
+    st.markdown(strips(truth, tf.forced, tf.free), unsafe_allow_html=True)
 
 
 def reach_figure(reaches: dict[int, passage.GradientReach]) -> go.Figure:

@@ -10,9 +10,9 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core import sampling
-from core.lab_settings import controls_of
+from core.lab_settings import HIDDEN_SPAN, HIDDEN_WINDOWS, controls_of
 from ui import exercises, model_choice, url_state
-from ui.common import cite, controls_beside_view, header, learner_errors, plain, show_source
+from ui.common import chart_text, cite, controls_beside_view, header, learner_errors, plain, show_source
 from ui.plots import show, style
 
 
@@ -88,8 +88,8 @@ def drawn(key: str, prefix: str, length: int, temperature: float, top_k, top_p, 
 
 
 @st.cache_resource(show_spinner=False, max_entries=128)
-def hidden_view_of(key: str, shown: str, _lm) -> tuple[go.Figure, str] | None:
-    return hidden_view(_lm, shown)
+def hidden_view_of(key: str, shown: str, start: int, _lm) -> tuple[go.Figure, str] | None:
+    return hidden_view(_lm, shown, start)
 
 
 def next_token_summary(lm, logits: np.ndarray, s: Settings) -> str:
@@ -116,19 +116,22 @@ def next_token_figure(lm, logits: np.ndarray, temperature: float) -> go.Figure:
                  "next character (the 15 likeliest at T = 1)", "probability", height=330)
 
 
-def hidden_state_figure(H: np.ndarray, units: np.ndarray, labels: list[str]) -> go.Figure:
-    """Chosen hidden units (rows, ordered by where they first switch) along the characters read (columns); every
-    twentieth character is written on the axis, each one in the hover."""
-    units = sampling.order_by_first_flip(H, units)
-    shown = ["␣" if c == " " else c for c in labels]
-    fig = go.Figure(go.Heatmap(z=H[:, units].T, x=np.arange(len(labels)), y=[f"unit {u}" for u in units],
-                               colorscale="RdBu", zmid=0, zmin=-1, zmax=1, colorbar=dict(title="h", len=0.8),
+def hidden_state_figure(H: np.ndarray, units: np.ndarray, labels: list[str], start: int = 0) -> go.Figure:
+    """Chosen hidden units (rows, ordered by where they first switch) along HIDDEN_SPAN characters read from
+    position `start` (columns, each character written under its own column; its position is in the hover)."""
+    stop = min(start + HIDDEN_SPAN, len(labels))
+    window = np.asarray(H)[start:stop]
+    units = sampling.order_by_first_flip(window, units)
+    shown = ["␣" if c == " " else chart_text(c) for c in labels[start:stop]]
+    x = list(range(start + 1, stop + 1))
+    fig = go.Figure(go.Heatmap(z=window[:, units].T, x=x, y=[f"unit {u}" for u in units],
+                               colorscale="RdBu", zmid=0, zmin=-1, zmax=1, colorbar=dict(title="h", len=0.8, thickness=12),
                                customdata=[shown] * len(units),
                                hovertemplate="character %{x}: '%{customdata}'<br>%{y}: %{z:.2f}<extra></extra>"))
-    style(fig, None, "characters read (every twentieth written)", "hidden unit", height=480)
-    step = 20
-    fig.update_layout(xaxis=dict(tickmode="array", tickvals=list(range(0, len(labels), step)),
-                                 ticktext=[f"{i}<br>{shown[i]}" for i in range(0, len(labels), step)], tickangle=0),
+    style(fig, None, f"characters {start + 1}-{stop} of the {len(labels)} read (␣ is a space)", "hidden unit",
+          height=480)
+    fig.update_layout(xaxis=dict(tickmode="array", tickvals=list(x), ticktext=shown,
+                                 tickangle=0, tickfont=dict(size=11, family="monospace")),
                       yaxis=dict(autorange="reversed", tickfont=dict(size=10)))
     return fig
 
@@ -165,27 +168,37 @@ def generated_text(lm, s: Settings) -> sampling.Sample:
     return out
 
 
-def hidden_view(lm, shown: str) -> tuple[go.Figure, str] | None:
-    """The hidden-state heatmap of the text shown and its summary (None for an empty text)."""
+def hidden_view(lm, shown: str, start: int = 0) -> tuple[go.Figure, str] | None:
+    """The hidden-state heatmap of HIDDEN_SPAN characters of the text shown, from position start, and its summary
+    (None for an empty text). The states are those of reading the whole text from its first character."""
     H = sampling.hidden_states(lm, shown)
     if not len(H):
         return None
     cleaned_shown, _ = lm.prepare_prefix(shown)
     labels = [lm.vocab.token_text(int(i)) for i in lm.vocab.encode(cleaned_shown)]
-    units = sampling.most_variable_units(H, 24)
-    saturated = float(np.mean(np.abs(H[:, units]) > 0.9))
-    return hidden_state_figure(H, units, labels), (
-        f"Rows: the 24 units (of the top layer's {H.shape[1]}) whose activation varies most along these "
-        f"{len(labels)} characters; columns: the characters read; colour: the activation, -1 (red) to 1 (blue); "
-        f"{100 * saturated:.0f}% of the cells shown are beyond ±0.9 (tanh units spend most of their time near "
-        "their limits, so watch where a row switches rather than its shade). Look for units that flip at spaces or "
-        "stay on inside words: a first glimpse of what the state remembers. The rows that switch most often here: "
-        + ", ".join(f"unit {u} ({n} times)" for u, n in sampling.most_switching_units(H, units, 3)) + ".")
+    start = min(start, (len(labels) - 1) // HIDDEN_SPAN * HIDDEN_SPAN)
+    window = H[start: start + HIDDEN_SPAN]
+    units = sampling.most_variable_units(window, min(24, H.shape[1]))
+    saturated = float(np.mean(np.abs(window[:, units]) > 0.9))
+    switching = sampling.most_switching_units(window, units, 3)
+    flips = (", ".join(f"unit {u} ({n} time{'s' if n != 1 else ''})" for u, n in switching if n)
+             or "none: no row jumps by more than 1 between two characters here")
+    return hidden_state_figure(H, units, labels, start), (
+        f"Rows: the {len(units)} units (of the top layer's {H.shape[1]}) whose activation varies most along "
+        f"characters {start + 1}-{start + len(window)}; columns: the characters read, each written under its "
+        f"column; colour: the activation, -1 (red) to 1 (blue). {100 * saturated:.0f}% of the cells shown are "
+        "beyond ±0.9: tanh units spend much of their time near their limits, so watch where a row switches "
+        "rather than its shade. Look for units that flip at spaces or stay on inside words: a first glimpse of "
+        f"what the state remembers. The rows that switch most often here: {flips}.")
 
 
 def hidden_state_section(lm, s: Settings, out: sampling.Sample) -> None:
     st.subheader("Inside the model: the hidden state")
-    view = hidden_view_of(model_key(s.model, lm), (out.prefix + out.text)[:160], lm)
+    text = (out.prefix + out.text)[:HIDDEN_WINDOWS[-1] + HIDDEN_SPAN - 1]
+    starts = [w for w in HIDDEN_WINDOWS if w <= len(text)]
+    first = url_state.draw(CONTROLS["hidden_from"], choices=starts,
+                           format_func=lambda w: f"{w}-{min(w + HIDDEN_SPAN - 1, len(text))}")
+    view = hidden_view_of(model_key(s.model, lm), text, first - 1, lm)
     if view is not None:
         show(*view, "hidden-state")
 

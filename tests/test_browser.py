@@ -144,7 +144,8 @@ OVERFLOW = """() => { const main = document.querySelector('[data-testid="stMain"
   const cut = Array.from(document.querySelectorAll('.katex-display')).filter(e => e.scrollWidth > e.clientWidth + 4);
   const unlabelled = Array.from(document.querySelectorAll('[data-testid="stPlotlyChart"]'))
     .filter(e => !/\d/.test(e.getAttribute('aria-label') || '') || e.getAttribute('role') !== 'figure');
-  const links = Array.from(document.querySelectorAll('[data-testid="stPageLink-NavLink"] *, [data-testid="stTable"], [data-testid="stTable"] > *'))
+  const links = Array.from(document.querySelectorAll('[data-testid="stPageLink-NavLink"] *, [data-testid="stTable"], '
+      + '[data-testid="stTable"] > *, [data-testid="stMarkdownContainer"] div'))
     .filter(e => e.scrollWidth > e.clientWidth + 2 && e.clientWidth > 0);
   return [main.scrollWidth - main.clientWidth, document.documentElement.scrollWidth - window.innerWidth,
           cut.length + links.length, unlabelled.length]; }"""

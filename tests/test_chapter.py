@@ -184,3 +184,25 @@ def test_act_four_shows_the_gradient_going_back_through_time(corpus_file):
     assert len(rates) == 2 and all(0 < r < 1 for r in rates)
     said = next(m.value for m in at.markdown if m.value.startswith("Left to right"))
     assert f"shrinks to {rates[-1]:.2f} of its size per step back" in said
+
+
+def test_act_two_shows_ids_the_chain_rule_and_defines_counting_before_its_chart(corpus_file):
+    """Issue 30 item 8: Act 2 never showed a token id or wrote P(x_1..x_T) as a product, and its n-gram chart came
+    before the paragraph that defines counting. The ids shown are the vocabulary's own; the edition is named."""
+    import json
+
+    from core.corpus import clean_letters, load_corpus
+    from core.tokens import CharVocab
+    at = chapter("2")
+    assert not at.exception
+    table = at.dataframe[0].value
+    text = clean_letters(load_corpus(corpus_file))
+    assert [int(i) for i in table.loc["id"]] == [int(i) for i in CharVocab.build(text).encode(text[:16])]
+    assert any(r"\prod_{t=1}^{T} P(x_t \mid x_1, \dots, x_{t-1})" in l.value for l in at.latex)
+    order = [e for e in at.main if e.type in ("markdown", "plotly_chart")]
+    counting = next(i for i, e in enumerate(order) if e.type == "markdown" and "**counts**" in e.value)
+    chart = next(i for i, e in enumerate(order) if e.type == "plotly_chart" and "n-gram" in e.proto.spec.lower())
+    assert counting < chart
+    assert any("version 1.0" in c.value and "BPE" in c.value for c in at.caption)
+    links = json.dumps([str(p.proto) for p in at.get("page_link")])
+    assert "tok=bpe" in links

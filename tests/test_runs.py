@@ -50,3 +50,39 @@ def test_an_unwritable_folder_is_refused_before_training(tmp_path, capsys):
     corpus.write_text(TEXT)
     code = main(["--preset", "tiny", "--corpus", str(corpus), "--out", str(blocker), "--set", "epochs=1"])
     assert code == 2 and "Cannot write" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("weight_decay", [0.0, 0.05])
+def test_plain_sgd_moves_the_weights_exactly_as_torch_sgd(weight_decay):
+    """The loop's own SGD (core.runs.loop.PlainSGD) against torch.optim.SGD: identical weights, bit for bit,
+    after several steps (a parameter without a gradient stays put in both)."""
+    from core.runs.loop import PlainSGD
+    torch.manual_seed(0)
+    start = [torch.randn(7, 5), torch.randn(5), torch.randn(3)]
+    ours, theirs = ([torch.nn.Parameter(t.clone()) for t in start] for _ in range(2))
+    opts = PlainSGD(ours, lr=0.7, weight_decay=weight_decay), torch.optim.SGD(theirs, lr=0.7,
+                                                                             weight_decay=weight_decay)
+    for step in range(4):
+        grads = [torch.randn_like(t) for t in start]
+        for params, opt in zip((ours, theirs), opts):
+            opt.zero_grad(set_to_none=True)
+            for p, g in zip(params[:2], grads):   # the last parameter gets no gradient
+                p.grad = g.clone()
+            opt.step()
+    for a, b in zip(ours, theirs):
+        assert torch.equal(a, b)
+    assert torch.equal(ours[2], start[2])
+
+
+def test_an_sgd_run_does_not_import_torchs_compiler():
+    """torch.optim's first optimizer imports torch._dynamo (about a second of a run's start on a small CPU):
+    the loop's plain SGD needs none of it."""
+    code = ("import sys; from core.runs.config import TrainConfig; from core.runs.loop import train; "
+            f"train(TrainConfig(**{dict(SMALL, optimizer='sgd', lr=1.0)!r}), text={TEXT[:3000]!r}); " "print('torch._dynamo' in sys.modules)")
+    import subprocess
+    import sys
+    from pathlib import Path
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          cwd=Path(__file__).resolve().parents[1])
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "False"

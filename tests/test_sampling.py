@@ -176,7 +176,29 @@ def test_the_hidden_state_summary_names_only_rows_of_its_chart():
     at = page("sampling").run()
     chart = next(c for c in at.get("plotly_chart") if "hidden unit" in c.proto.spec)
     rows = set(json.loads(chart.proto.spec)["data"][0]["y"])
-    named = re.findall(r"unit (\d+) \((\d+) times\)", chart.proto.alt)
+    named = re.findall(r"unit (\d+) \((\d+) times?\)", chart.proto.alt)
     assert len(named) == 3 and all(f"unit {u}" in rows for u, _ in named)
     counts = [int(n) for _, n in named]
     assert counts == sorted(counts, reverse=True)
+
+
+def test_the_hidden_state_heatmap_writes_every_character_under_its_column():
+    """Issue 30 item 9: only every twentieth character was written. Now each of the 32 columns shown carries its
+    character, and the window control moves along the text (its characters, its own rows and summary)."""
+    import json
+
+    from apptest_util import page
+    views = []
+    for start in ("1", "33"):
+        at = page("sampling", hfrom=start).run()
+        assert not at.exception
+        chart = next(c for c in at.get("plotly_chart") if "hidden unit" in c.proto.spec)
+        spec = json.loads(chart.proto.spec)
+        x, ticks = spec["data"][0]["x"], spec["layout"]["xaxis"]
+        assert list(x) == list(range(int(start), int(start) + 32))
+        assert ticks["tickvals"] == list(x) and len(ticks["ticktext"]) == 32
+        assert f"characters {start}-{int(start) + 31}" in chart.proto.alt
+        views.append("".join(" " if c == "␣" else c for c in ticks["ticktext"]))
+    prefix = "the time traveller "
+    assert views[0].startswith(prefix)          # the first window begins with the prefix, character by character
+    assert views[0] != views[1]

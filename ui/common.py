@@ -13,7 +13,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 T = TypeVar("T")
 
-BOOK = "Dive into Deep Learning (Zhang, Lipton, Li and Smola), chapter 9, Recurrent Neural Networks"
+BOOK = "Dive into Deep Learning (Zhang, Lipton, Li and Smola), version 1.0, chapter 9, Recurrent Neural Networks"
 BOOK_URL = "https://d2l.ai/chapter_recurrent-neural-networks/index.html"
 
 

@@ -93,8 +93,34 @@ def build_model(config: TrainConfig, vocab_size: int, device: torch.device) -> R
     return net.to(device)
 
 
+class PlainSGD:
+    """Minibatch SGD with a fixed learning rate: w <- w - lr * (grad + weight_decay * w), the same arithmetic as
+    torch.optim.SGD without momentum, number for number. Here because torch.optim's first optimizer imports
+    torch's compiler stack (about a second of every run's start on a small CPU) and this update needs none of it."""
+
+    def __init__(self, params: list, lr: float, weight_decay: float = 0.0):
+        self.params, self.lr, self.weight_decay = list(params), lr, weight_decay
+
+    @torch.no_grad()
+    def step(self) -> None:
+        live = [p for p in self.params if p.grad is not None]
+        grads = [p.grad for p in live]
+        if self.weight_decay:
+            grads = torch._foreach_add(grads, live, alpha=self.weight_decay)
+        torch._foreach_add_(live, grads, alpha=-self.lr)
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for p in self.params:
+            if set_to_none:
+                p.grad = None
+            elif p.grad is not None:
+                p.grad.zero_()
+
+
 def make_optimizer(params: list, config: TrainConfig, total_steps: int):
     """The optimizer and, with lr_decay 'cosine', its learning-rate schedule (else None)."""
+    if config.optimizer == "sgd" and config.lr_decay == "none":
+        return PlainSGD(params, config.lr, config.weight_decay), None
     kind = torch.optim.SGD if config.optimizer == "sgd" else torch.optim.AdamW
     opt = kind(params, lr=config.lr, weight_decay=config.weight_decay)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, total_steps) if config.lr_decay == "cosine" else None

@@ -1,0 +1,72 @@
+"""The book's own concise RNN run (d2l 1.0.3's RNN, RNNLM, TimeMachine and Trainer: the chapter's 'concise
+implementation' section), timed as a whole process. Only the d2l package is used; nothing of it is copied here.
+
+    python bench/d2l_concise.py [--epochs 100]
+
+Needs the d2l package (pip install d2l==1.0.3 --no-deps, plus matplotlib, matplotlib-inline, pandas and
+requests); torchvision, which d2l imports but an RNN never uses, is stood in for when it is missing. The corpus
+is RNNLAB_CORPUS's file (d2l finds it by its sha1 and downloads nothing). Its progress plot is turned off (no
+notebook to draw in). Prints one line: seconds in the process, validation perplexity.
+bench/train_speed.py --d2l runs this beside RNN Lab's run, interleaved.
+"""
+import argparse
+import math
+import os
+import shutil
+import sys
+import tempfile
+import time
+import types
+from pathlib import Path
+
+START = time.perf_counter()
+
+
+def import_d2l():
+    try:
+        import torchvision  # noqa: F401
+    except ImportError:
+        stand_in = types.ModuleType("torchvision")
+        stand_in.transforms = types.ModuleType("torchvision.transforms")
+        sys.modules.update({"torchvision": stand_in, "torchvision.transforms": stand_in.transforms})
+    try:
+        import d2l.torch as d2l
+    except ImportError as exc:
+        raise SystemExit(f"This bench needs the d2l package ({exc}): pip install d2l==1.0.3 --no-deps matplotlib "
+                         "matplotlib-inline pandas requests, in a virtual environment of its own.") from None
+    return d2l
+
+
+def main(epochs: int) -> tuple[float, float]:
+    import torch
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from core.corpus import find_corpus
+    d2l = import_d2l()
+    with tempfile.TemporaryDirectory() as tmp:   # d2l reads ../data/timemachine.txt, from a folder beside it
+        (Path(tmp) / "data").mkdir()
+        (Path(tmp) / "work").mkdir()
+        shutil.copy(find_corpus(download=False), Path(tmp) / "data" / "timemachine.txt")
+        here = os.getcwd()
+        os.chdir(Path(tmp) / "work")
+        try:
+            data = d2l.TimeMachine(batch_size=1024, num_steps=32)
+        finally:
+            os.chdir(here)
+    rnn = d2l.RNN(num_inputs=len(data.vocab), num_hiddens=32)
+    model = d2l.RNNLM(rnn, vocab_size=len(data.vocab), lr=1)
+    model.board.display = False
+    trainer = d2l.Trainer(max_epochs=epochs, gradient_clip_val=1, num_gpus=0)
+    trainer.fit(model, data)
+    total, count = 0.0, 0
+    with torch.no_grad():
+        for X, Y in data.val_dataloader():
+            total += float(model.loss(model(X), Y)) * Y.numel()
+            count += Y.numel()
+    return time.perf_counter() - START, math.exp(total / count)
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--epochs", type=int, default=100)
+    seconds, ppl = main(ap.parse_args().epochs)
+    print(f"d2l concise: {seconds:.2f} s, validation perplexity {ppl:.3f}")
