@@ -11,8 +11,9 @@ st.set_page_config(page_title="RNN Lab", page_icon=":material/autorenew:", layou
 chapter = st.Page("pages/chapter.py", title="The chapter", icon=":material/menu_book:", default=True)
 labs = [st.Page(lab.path, title=lab.title, icon=lab.icon) for lab in LABS]
 exercises = st.Page("pages/exercises.py", title="Exercises", icon=":material/task_alt:")
+classroom = st.Page("pages/classroom.py", title="Class", icon=":material/groups:")
 st.set_option("client.showSidebarNavigation", True)   # the config hides the pages/ folder's menu until here
-nav = st.navigation({"RNN Lab": [chapter, exercises], "Labs": labs})
+nav = st.navigation({"RNN Lab": [chapter, exercises, classroom], "Labs": labs})
 
 # Phones: wide equations shrink and scroll inside their own box rather than widening the page; a lab's controls,
 # stacked above its figures, scroll inside a panel of at most 40% of the screen, so a slider and what it moves

@@ -120,8 +120,15 @@ class Exercises:
     assign: str = setting("", "Exercise", widget="select")         # choices: the exercise bank
 
 
+@dataclass(frozen=True)
+class Classroom:
+    shown: str = setting("", "Exercise", "The exercise whose answers the chart shows.", widget="select",
+                         url="show")                               # choices: the exercise bank
+
+
 SETTINGS_OF = {"forecasting": Forecasting, "tokens": Tokens, "rnn_cell": RnnCell, "sampling": Sampling,
-               "gradient_flow": GradientFlow, "chapter": Chapter, "training": Training, "exercises": Exercises}
+               "gradient_flow": GradientFlow, "chapter": Chapter, "training": Training, "exercises": Exercises,
+               "classroom": Classroom}
 
 
 @functools.cache

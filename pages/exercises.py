@@ -21,6 +21,7 @@ def overview_table() -> pd.DataFrame:
         rows.append({"lab": LAB_TITLES[ex.lab], "question": ex.question,
                      "your answer": "" if row is None else str(row["answer"]),
                      "result": "not tried" if row is None else "right" if row["correct"] else "wrong",
+                     "tries": 0 if row is None else row.get("tries", 1),
                      "open": exercises.link(ex)})
     return pd.DataFrame(rows)
 
@@ -30,14 +31,17 @@ def score() -> None:
     right = sum(r["correct"] for r in done.values())
     c1, c2, c3 = st.columns(3)
     c1.metric("Answered", f"{len(done)} of {len(BANK)}")
-    c2.metric("Right", f"{right}")
+    c2.metric("Right first time", f"{right}", help="Each exercise's first attempt counts.")
     c3.metric("Score", f"{100 * right / len(BANK):.0f}%")
+    st.caption("Teachers: start a class on the Class page to see your learners' answers and runs together.")
 
 
 def save_and_restore() -> None:
     st.subheader("Keep your progress")
-    st.caption("There are no accounts: your answers live in this browser tab. Download them to keep them, and "
-               "upload the JSON file later to carry on.")
+    st.caption("There are no accounts: your answers are kept on this server under the code in this page's address "
+               "(`me=`), so a reload or another lab keeps them; this browser remembers the code too. Download them "
+               "to keep a copy, and upload the JSON file later to carry on: every answer in it is graded again "
+               "by its exercise's own run, and the first attempt at each exercise is the one the score counts.")
     d1, d2 = st.columns(2)
     d1.download_button("Download progress (.json)", exercises.progress_json(), "rnnlab-progress.json",
                        "application/json", icon=":material/download:")

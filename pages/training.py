@@ -16,7 +16,8 @@ from core.runs import loop, saved
 from core.lab_settings import controls_of
 from core.runs.record import HistoryRow, Progress, Status
 from core.runs.config import DATA, FORM_GROUPS, FORM_SETTINGS, PRESETS, SETTINGS, Preset, config_overrides, parse_overrides
-from ui import exercises, model_choice, settings_form, texts, url_state
+from core import classroom
+from ui import exercises, learner, model_choice, settings_form, texts, url_state
 from ui.common import chart_text, cite, header, learner_errors, plain, show_source
 from ui.plots import show, style
 from ui.run_notice import queued_notice
@@ -165,9 +166,20 @@ def start_run(preset: Preset, source: str, number: int) -> None:
             chosen["truncation"] = "fresh"  # book windows are shuffled: each starts from a zero state
         config = replace(preset.config, **chosen)
         job = job_manager().submit(config, training_text(source), session_id(), name=f"{preset.name} #{number}")
+        keep_for_class(job.token, job.name, config)
         url_state.write_form(prefix, FORM_SETTINGS, config_overrides(preset.config, config))
         st.query_params["run"] = job.token   # the run's address: a reload or a new tab finds it again
         st.rerun()
+
+
+def keep_for_class(key: str, name: str, config) -> None:
+    """A learner's run goes on their record, so their teacher sees its curve beside the class's."""
+    who = learner.current()
+    if who is not None and who.class_id is not None:
+        try:
+            classroom.record_run(who.token, key, name, config.to_dict())
+        except ValueError:
+            pass   # the class records cannot be written: the run itself goes on
 
 
 def adopt_run_from_url() -> None:

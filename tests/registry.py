@@ -16,7 +16,7 @@ def chart_pages() -> list[tuple[str, dict]]:
 
 def page_paths() -> list[str]:
     """The address of every page: each act of the chapter, the exercises, each lab."""
-    return [f"/?act={a}" for a in CHAPTER_ACTS] + ["/exercises"] + [f"/{lab.key}" for lab in labs()]
+    return [f"/?act={a}" for a in CHAPTER_ACTS] + ["/exercises", "/classroom"] + [f"/{lab.key}" for lab in labs()]
 
 
 def page_params() -> dict[str, list[str]]:

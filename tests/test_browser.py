@@ -315,3 +315,49 @@ def test_on_a_phone_a_lab_s_controls_and_its_first_figure_share_the_screen(brows
         assert "forecasting" in measured, measured
     finally:
         phone.close()
+
+
+def test_a_class_teacher_and_two_learners(browser, app_url, corpus_file):
+    """Issue 26: a teacher starts a class; two learners join in their own browsers; Ana answers wrong first and
+    then right, reloads and follows a second assignment link (without her code in it: the browser remembers
+    her), and trains a run; the teacher's view shows both learners with their first-attempt scores, how the
+    class answered, and Ana's curve."""
+    teacher = browser.new_context(viewport={"width": 1400, "height": 1800}).new_page()
+    teacher.goto(app_url + "/classroom")
+    teacher.get_by_label("Class name").fill("Tuesday RNNs")
+    teacher.get_by_role("button", name="Start the class").click()
+    expect(teacher.get_by_text("Your class: Tuesday RNNs")).to_be_visible(timeout=30_000)
+    code = re.search(r"join=([A-Z0-9]{8})", teacher.locator("code").first.inner_text()).group(1)
+    learners = {}
+    for name in ("Ana", "Ben"):
+        page = browser.new_context(viewport={"width": 390, "height": 900}).new_page()
+        page.goto(f"{app_url}/classroom?join={code}")
+        page.get_by_label("Your name, as your teacher knows you").fill(name)
+        page.get_by_role("button", name="Join").click()
+        expect(page.get_by_text("your answers reach your teacher")).to_be_visible(timeout=30_000)
+        learners[name] = page
+    link = "/gradient_flow?ex=gf_regime&scale=1.5&tanh=0&hide=scale,tanh"
+    for name, answers in (("Ana", ("stable", "exploding")), ("Ben", ("exploding",))):
+        page = learners[name]
+        page.goto(app_url + link)
+        for answer in answers:
+            page.get_by_text(answer, exact=True).first.click()
+            page.get_by_role("button", name="Check").first.click()
+            expect(page.get_by_text(f"You answered {answer}.")).to_be_visible(timeout=30_000)
+    ana = learners["Ana"]
+    ana.reload()
+    expect(ana.get_by_text("You answered exploding.")).to_be_visible(timeout=30_000)
+    ana.goto(app_url + "/training?preset=tiny&epochs=1")          # a second link: no code in it
+    ana.get_by_role("button", name="Train", exact=True).click()
+    expect(ana.get_by_text("tiny #1: finished")).to_be_visible(timeout=120_000)
+    teacher.goto(teacher.url.split("&")[0] + "&show=gf_regime")
+    roster = teacher.locator("[data-testid='stDataFrame']").first
+    expect(roster).to_contain_text("Ana", timeout=30_000)
+    expect(roster).to_contain_text("Ben")
+    chart = teacher.locator("[data-testid='stPlotlyChart'][aria-label*='learners answered']")
+    expect(chart).to_have_attribute("aria-label", re.compile(r"2 of 2 learners answered; 1 right on their first"))
+    runs = teacher.locator("[data-testid='stPlotlyChart'][aria-label*='Ana tiny']")
+    expect(runs).to_have_attribute("aria-label", re.compile(r"1 run: Ana tiny #1"), timeout=30_000)
+    no_exception(teacher)
+    for page in (teacher, *learners.values()):
+        page.context.close()

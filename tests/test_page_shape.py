@@ -47,7 +47,7 @@ def test_every_lab_page_has_the_shape_the_readme_describes(lab):
 
 
 def test_every_page_declares_its_controls_and_nothing_else_does():
-    assert set(SETTINGS_OF) == {lab.key for lab in labs()} | {"chapter", "exercises"}
+    assert set(SETTINGS_OF) == {lab.key for lab in labs()} | {"chapter", "exercises", "classroom"}
     assert {p.stem for p in (ROOT / "pages").glob("*.py")} == set(SETTINGS_OF)   # pages/ holds pages only
 
 

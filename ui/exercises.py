@@ -1,8 +1,10 @@
 """The labs' Exercises: answer first, then Check runs the real computation and grades the answer from it.
 
-Progress lives in the session (there are no accounts) and can be downloaded and restored. A teacher's
-assignment link (?ex=KEY, optionally &hide=NAME,...) opens a lab with one exercise on top, the lab's figures
-held back until the learner has checked an answer, and the named controls fixed at the link's values.
+Every attempt is kept on the server under the learner's token (core.classroom, ui.learner: no accounts), and the
+first attempt at an exercise is the one the score counts. Progress also downloads, and a restore regrades every
+answer from the exercise's own computation. A teacher's assignment link (?ex=KEY, optionally &hide=NAME,...)
+opens a lab with one exercise on top, the lab's figures held back until the learner has checked an answer, and
+the named controls fixed at the link's values.
 """
 from __future__ import annotations
 
@@ -18,7 +20,8 @@ from core import exercises as core_ex
 from core.exercise_bank import BANK, for_lab
 from core.lab_settings import url_query
 from core.settings import short
-from ui import url_state
+from core import classroom
+from ui import learner, url_state
 from ui.common import lab_link, plain
 
 PROGRESS = "_rnnlab_exercise_progress"
@@ -26,8 +29,43 @@ MAX_PROGRESS_BYTES = 100_000
 
 
 def progress() -> dict:
-    """exercise key -> {"answer": ..., "correct": bool, "at": unix time} for the answers checked this session."""
+    """exercise key -> the first attempt {"answer", "correct", "at", "tries", "latest", "latest_correct"}: from the
+    server's records for a known learner, else from this tab (when the records cannot be written)."""
+    who = learner.current()
+    if who is not None:
+        try:
+            return classroom.progress(who.token)
+        except ValueError:
+            pass
     return st.session_state.setdefault(PROGRESS, {})
+
+
+def keep(ex: core_ex.Exercise, answer, correct: bool, computed, source: str = "check") -> None:
+    """One attempt, on the server under the learner's token (made now for a learner alone), else in the tab."""
+    token = learner.ensure()
+    if token is not None:
+        try:
+            classroom.record_attempt(token, ex.key, answer, correct, computed, source)
+            return
+        except ValueError:
+            pass
+    tab = st.session_state.setdefault(PROGRESS, {})
+    row = tab.setdefault(ex.key, {"answer": answer, "correct": correct, "at": round(time.time()), "tries": 0})
+    row.update(tries=row["tries"] + 1, latest=answer, latest_correct=correct)
+
+
+def hint(ex: core_ex.Exercise) -> None:
+    """The hint behind a switch; opening it is recorded with the learner's next attempt."""
+    if st.toggle("Show the hint", key=f"ex.{ex.key}.hint"):
+        st.markdown(plain(ex.hint, 400))
+        if not st.session_state.get(f"ex.{ex.key}.hint_kept"):
+            token = learner.ensure()
+            try:
+                if token is not None:
+                    classroom.record_hint(token, ex.key)
+                st.session_state[f"ex.{ex.key}.hint_kept"] = True
+            except ValueError:
+                pass
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
@@ -106,8 +144,7 @@ def card(ex: core_ex.Exercise) -> None:
     with st.container(border=True):
         st.markdown(f"**{plain(ex.question, 400)}**")
         answer = _answer_widget(ex)
-        with st.expander("Hint"):
-            st.markdown(plain(ex.hint, 400))
+        hint(ex)
         if assigned_quietly(ex.lab) is None:
             page = "pages/chapter.py" if ex.lab == "chapter" else f"pages/{ex.lab}.py"
             lab_link(page, "Open it on its own: the lab set up for it, figures hidden until you check",
@@ -119,16 +156,20 @@ def card(ex: core_ex.Exercise) -> None:
             except ValueError as exc:
                 st.error(plain(exc, 400), icon=":material/error:")
                 return
-            progress()[ex.key] = {"answer": answer, "correct": graded.correct, "at": round(time.time())}
+            keep(ex, core_ex.check_answer(ex, answer), graded.correct, sol.answer)
             st.rerun()  # redraw the page: an assignment's figures appear now
         done = progress().get(ex.key)
         if done is None:
             return
         sol = _solve(ex)
-        good = core_ex.grade(ex, done["answer"], sol)
+        latest = done.get("latest", done["answer"])
+        good = core_ex.grade(ex, latest, sol)
         (st.success if good.correct else st.error)(
-            f"You answered {plain(done['answer'])}. {good.message}",
+            f"You answered {plain(latest)}. {good.message}",
             icon=":material/check_circle:" if good.correct else ":material/cancel:")
+        if done.get("tries", 1) > 1:
+            st.caption(f"Your first answer, the one your score counts: {plain(done['answer'])} "
+                       f"({'right' if done['correct'] else 'not right'}); {done['tries']} tries in all.")
         _show_solution(ex, sol)
         if ex.other and st.toggle(f"Try the other setting: {ex.other_label}", key=f"ex.{ex.key}.other"):
             other = _solve(ex, ex.other)
@@ -177,9 +218,10 @@ def progress_csv() -> str:
     return buf.getvalue()
 
 
-def restore(data: bytes, into: dict | None = None) -> int:
-    """Answers from a downloaded progress file, checked field by field; returns how many were restored.
-    ValueError with what is wrong (an unknown exercise, a bad answer, not our file)."""
+def read_progress(data: bytes) -> dict:
+    """The answers of a downloaded progress file, checked field by field: key -> {"answer", "at"}. Any "correct"
+    in the file is ignored (restore regrades). ValueError with what is wrong (an unknown exercise, a bad answer,
+    not our file)."""
     if len(data) > MAX_PROGRESS_BYTES:
         raise ValueError(f"That file is {len(data):,} bytes; a progress file is far smaller (limit "
                          f"{MAX_PROGRESS_BYTES:,}).")
@@ -189,17 +231,34 @@ def restore(data: bytes, into: dict | None = None) -> int:
         raise ValueError("That is not a progress file (RNN Lab writes plain JSON).") from None
     if not isinstance(doc, dict) or doc.get("format") != "rnnlab-exercises/1" or not isinstance(doc.get("answers"), dict):
         raise ValueError("That JSON is not an RNN Lab progress file.")
-    restored = {}
+    found = {}
     for key, row in doc["answers"].items():
         if key not in BANK:
             raise ValueError(f"The file names an exercise {short(key)} this version does not have.")
-        if not isinstance(row, dict) or not isinstance(row.get("correct"), bool):
+        if not isinstance(row, dict):
             raise ValueError(f"The answer to {key} is damaged.")
         answer = core_ex.check_answer(BANK[key], row.get("answer"))
         try:
             at = int(row.get("at", 0) or 0)
         except (TypeError, ValueError, OverflowError):
             raise ValueError(f"The answer to {key} is damaged (its time is not a number).") from None
-        restored[key] = {"answer": answer, "correct": row["correct"], "at": at}
-    (progress() if into is None else into).update(restored)
-    return len(restored)
+        found[key] = {"answer": answer, "at": at}
+    return found
+
+
+def restore(data: bytes, into: dict | None = None) -> int:
+    """Restore a progress file's answers, each regraded from its exercise's own computation (a file cannot raise a
+    score); returns how many. Into the learner's records (as attempts marked 'restore', after any they already
+    have: the first attempt still counts), or into the dict `into`."""
+    found = read_progress(data)
+    for n, (key, row) in enumerate(found.items()):
+        ex = BANK[key]
+        if into is None:
+            st.progress(n / len(found), text=f"Regrading {n + 1} of {len(found)}: {ex.key} ...")
+        sol = solution(ex.key, json.dumps(ex.settings, sort_keys=True))
+        correct = core_ex.is_right(ex, row["answer"], sol.answer)
+        if into is None:
+            keep(ex, row["answer"], correct, sol.answer, source="restore")
+        else:
+            into[key] = {"answer": row["answer"], "correct": correct, "at": row["at"]}
+    return len(found)

@@ -21,9 +21,13 @@ _KEEP = "_rnnlab_kept_params"
 
 
 def page(namespace: str) -> None:
-    """Call once at the top of a page: widget keys become 'namespace.name', so pages never share state."""
+    """Call once at the top of a page: widget keys become 'namespace.name', so pages never share state; the
+    learner's code stays in the address (ui.learner)."""
+    from ui import learner
     ensure_navigation()
     st.session_state["_rnnlab_ns"] = namespace
+    learner.keep_in_url()
+    learner.badge()
 
 
 def _kept() -> dict:

@@ -1,0 +1,247 @@
+"""Class: a teacher starts a class and gets a join link for learners and a private teacher link; learners join with
+a display name; the teacher link opens the class's view (who answered what, first attempts against the runs'
+values, opened hints, the class's training runs on one chart, CSV of it all). Records: core.classroom."""
+from __future__ import annotations
+
+import csv
+import io
+import statistics
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from core import classroom
+from core import exercises as core_ex
+from core.exercise_bank import BANK
+from core.lab_settings import controls_of
+from core.runs import store
+from ui import learner, url_state
+from ui.common import chart_text, plain
+from ui.plots import show, style
+
+CONTROLS = controls_of("classroom")
+REFRESH_S = 20
+
+
+def base_url() -> str:
+    url = str(st.context.url or "").split("?")[0].rstrip("/")
+    return url.rsplit("/", 1)[0] if url.endswith("/classroom") else url
+
+
+# --- figures (data in, figure out) ------------------------------------------------------------------------
+
+def answers_figure(ex: core_ex.Exercise, firsts: list[dict]) -> go.Figure:
+    """The class's first answers to one exercise against the value its run computed."""
+    computed = firsts[0]["computed"] if firsts else None
+    if ex.kind == core_ex.CHOICE:
+        counts = [sum(a["answer"] == o for a in firsts) for o in ex.options]
+        colours = ["#009E73" if o == computed else "#9aa5b1" for o in ex.options]
+        fig = go.Figure(go.Bar(x=[chart_text(o) for o in ex.options], y=counts, marker_color=colours))
+        return style(fig, None, "first answer (green: what the run computed)", "learners", height=320)
+    values = [float(a["answer"]) for a in firsts]
+    fig = go.Figure(go.Scatter(x=values, y=[chart_text(a["name"]) for a in firsts], mode="markers",
+                               marker=dict(size=11, color=["#009E73" if a["correct"] else "#D55E00" for a in firsts]),
+                               name="first answers"))
+    if computed is not None:
+        fig.add_vline(x=float(computed), line_dash="dash", line_color="#0072B2")
+    return style(fig, None, f"first answer{' (' + ex.unit + ')' if ex.unit else ''}; dashed: the run's value",
+                 "learner", height=max(260, 40 + 28 * len(firsts)))
+
+
+def answers_summary(ex: core_ex.Exercise, firsts: list[dict], learners: int, hinted: int) -> str:
+    if not firsts:
+        return f"No one of the {learners} learners has answered this one yet."
+    right = sum(a["correct"] for a in firsts)
+    text = (f"{len(firsts)} of {learners} learners answered; {right} right on their first attempt; "
+            f"{hinted} opened the hint.")
+    computed = firsts[0]["computed"]
+    if ex.kind == core_ex.NUMBER:
+        mid = statistics.median(float(a["answer"]) for a in firsts)
+        text += f" The run computed {float(computed):.4g}; the median prediction was {mid:.4g}."
+    else:
+        text += f" The run's answer: {computed}."
+    return text
+
+
+def runs_figure(runs: list[dict]) -> go.Figure:
+    """Every class run's validation perplexity by epoch, one line per run."""
+    fig = go.Figure()
+    for r in runs:
+        h = r["history"]
+        fig.add_trace(go.Scatter(x=[row["epoch"] for row in h], y=[row["val_ppl"] for row in h], mode="lines+markers",
+                                 name=chart_text(f"{r['learner']}: {r['name']}", 60)))
+    return style(fig, None, "epoch", "validation perplexity", height=380, log_y=True)
+
+
+# --- the teacher's view -----------------------------------------------------------------------------------
+
+def run_histories(info: classroom.ClassInfo) -> list[dict]:
+    """The class's runs with their curves: from the run store while it has them (copied into the class records
+    when finished, so they outlast the store's cleaning), else from the copy."""
+    runs = classroom.class_runs(info.id)
+    for r in runs:
+        try:
+            live = store.read_live(r["run_key"])
+        except ValueError:
+            live = None
+        if live is not None and live.progress is not None:
+            r["history"] = [row.to_dict() for row in live.progress.history]
+            r["status"] = str(live.status)
+            if not live.status.active:
+                classroom.keep_history(r["run_key"], r["history"])
+    return runs
+
+
+def roster_table(info: classroom.ClassInfo, attempts: list[dict], hints: list, runs: list[dict]) -> pd.DataFrame:
+    rows = []
+    for who in classroom.roster(info.id):
+        mine = [a for a in attempts if a["name"] == who.name]
+        firsts = {}
+        for a in mine:
+            firsts.setdefault(a["exercise"], a)
+        right = sum(a["correct"] for a in firsts.values())
+        rows.append({"learner": who.name, "answered": len(firsts), "right first time": right,
+                     "score": f"{100 * right / len(BANK):.0f}%", "attempts": len(mine),
+                     "hints opened": sum(n == who.name for n, _ in hints),
+                     "runs": sum(r["learner"] == who.name for r in runs)})
+    return pd.DataFrame(rows, columns=["learner", "answered", "right first time", "score", "attempts",
+                                       "hints opened", "runs"])
+
+
+def export_csv(attempts: list[dict], runs: list[dict]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(["learner", "exercise", "lab", "answer", "correct", "run's value", "hint opened", "after seeing the "
+                "solution", "source", "at", "first attempt"])
+    seen = set()
+    for a in attempts:
+        first = (a["name"], a["exercise"]) not in seen
+        seen.add((a["name"], a["exercise"]))
+        ex = BANK.get(a["exercise"])
+        w.writerow([a["name"], a["exercise"], ex.lab if ex else "", a["answer"], a["correct"], a["computed"],
+                    a["hint_seen"], a["after_solution"], a["source"], round(a["at"]), first])
+    w.writerow([])
+    w.writerow(["learner", "run", "epoch", "train perplexity", "validation perplexity"])
+    for r in runs:
+        for row in r["history"]:
+            w.writerow([r["learner"], r["name"], row["epoch"], row["train_ppl"], row["val_ppl"]])
+    return buf.getvalue()
+
+
+def exercise_answers(info: classroom.ClassInfo, attempts: list[dict], hints: list, learners: int) -> None:
+    counts = {k: len({a["name"] for a in attempts if a["exercise"] == k}) for k in BANK}
+    answered = [k for k in BANK if counts[k]] or list(BANK)
+    key = url_state.draw(CONTROLS["shown"], choices=list(BANK), default=answered[-1],
+                         format_func=lambda k: f"{counts[k]} answered · {BANK[k].question[:70]}")
+    ex = BANK[key]
+    firsts = {}
+    for a in attempts:
+        if a["exercise"] == key:
+            firsts.setdefault(a["name"], a)
+    hinted = sum(e == key for _, e in hints)
+    summary = answers_summary(ex, list(firsts.values()), learners, hinted)
+    st.markdown(f"**{plain(ex.question, 400)}**")
+    if firsts:
+        show(answers_figure(ex, list(firsts.values())), summary, f"class.{key}")
+    else:
+        st.caption(summary)
+
+
+def teacher_view(info: classroom.ClassInfo) -> None:
+    st.header(f"Your class: {plain(info.name, 60)}")
+    st.markdown(f"Learners join with this link, or by typing the code **{info.join_code}** on the Class page:")
+    st.code(f"{base_url()}/classroom?join={info.join_code}", language=None, wrap_lines=True)
+    st.caption("Keep this page's own address to yourself: it is the teacher's key to the class.")
+
+    @st.fragment(run_every=REFRESH_S)
+    def live() -> None:
+        attempts, hints = classroom.class_attempts(info.id), classroom.class_hints(info.id)
+        runs = run_histories(info)
+        table = roster_table(info, attempts, hints, runs)
+        st.subheader("Roster")
+        st.caption(f"Scores count each learner's first attempt at each exercise, of {len(BANK)}. Refreshes every "
+                   f"{REFRESH_S} s while this page is open.")
+        st.dataframe(table, hide_index=True, width="stretch")
+        st.subheader("How the class answered")
+        exercise_answers(info, attempts, hints, len(table))
+        st.subheader("The class's training runs")
+        shown = [r for r in runs if r["history"]]
+        if shown:
+            show(runs_figure(shown), f"{len(shown)} run{'s' if len(shown) != 1 else ''}: " + "; ".join(
+                f"{r['learner']} {r['name']} at {r['history'][-1]['val_ppl']:.2f} after epoch "
+                f"{r['history'][-1]['epoch']}" for r in shown), "class.runs")
+        else:
+            st.caption("No runs yet: runs a learner trains in the Training lab appear here.")
+        st.download_button("Download everything (.csv)", export_csv(attempts, runs), "rnnlab-class.csv", "text/csv",
+                           icon=":material/download:")
+
+    live()
+
+
+# --- starting and joining -----------------------------------------------------------------------------------
+
+def start_class() -> None:
+    st.subheader("Teachers: start a class")
+    with st.form("classroom.start"):
+        name = st.text_input("Class name", max_chars=classroom.NAME_MAX, placeholder="e.g. Year 12, Tuesday")
+        if st.form_submit_button("Start the class", icon=":material/groups:"):
+            try:
+                info = classroom.create_class(name)
+            except ValueError as exc:
+                st.error(plain(exc, 300), icon=":material/error:")
+                return
+            st.query_params.clear()
+            st.query_params["teacher"] = info.teacher_token
+            st.rerun()
+
+
+def join_form(code: str) -> None:
+    info = classroom.class_by_code(code)
+    if info is None:
+        st.error("No class has that code: check it with your teacher (8 letters and digits).", icon=":material/error:")
+        return
+    who = learner.current()
+    if who is not None and who.class_id == info.id:
+        st.success(f"You are in {plain(info.name, 60)} as {plain(who.name, 60)}: your answers reach your teacher.",
+                   icon=":material/check_circle:")
+        return
+    st.subheader(f"Join {plain(info.name, 60)}")
+    with st.form("classroom.join"):
+        name = st.text_input("Your name, as your teacher knows you", max_chars=classroom.NAME_MAX)
+        if st.form_submit_button("Join", icon=":material/login:"):
+            try:
+                token = classroom.join(info.join_code, name, token=who.token if who else None)
+            except ValueError as exc:
+                st.error(plain(exc, 300), icon=":material/error:")
+                return
+            learner.become(token)
+            st.rerun()
+
+
+def main() -> None:
+    url_state.page("classroom")
+    st.title("Class")
+    teacher, code = st.query_params.get("teacher"), st.query_params.get("join")
+    if teacher:
+        info = classroom.class_by_teacher(teacher)
+        if info is None:
+            st.error("That teacher link does not open a class on this server.", icon=":material/error:")
+        else:
+            teacher_view(info)
+        return
+    st.markdown("A class needs no accounts. A teacher starts one here and gets two links: a **join link** for the "
+                "learners and a private **teacher link** that shows who answered what, how their predictions "
+                "compared with the runs, and the class's training runs together. A learner joins with a name; "
+                "their answers and runs then reach the teacher. Nobody else sees them.")
+    if code:
+        join_form(code)
+    else:
+        typed = st.text_input("Learners: your class code", max_chars=12, key="classroom.code")
+        if typed:
+            join_form(typed)
+    start_class()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,160 @@
+"""The classroom (issue 26): classes without accounts in SQLite, progress under a learner's token that survives
+a reload, first attempts that count, restores that regrade, and the teacher's view."""
+import json
+import sqlite3
+import threading
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from apptest_util import ROOT, page
+from core import classroom as C
+
+
+@pytest.fixture
+def root(tmp_path, monkeypatch):
+    monkeypatch.setenv("RNNLAB_RUNS_DIR", str(tmp_path))
+    return tmp_path
+
+
+def test_a_new_database_gets_the_whole_schema_once_even_from_two_threads_at_once(root):
+    errors = []
+
+    def open_it():
+        try:
+            C.connect(root).close()
+        except Exception as exc:   # noqa: BLE001 - any failure is the test's failure
+            errors.append(exc)
+    threads = [threading.Thread(target=open_it) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    conn = sqlite3.connect(root / C.DB_NAME)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == len(C.MIGRATIONS)
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert {"classes", "learners", "attempts", "hints", "runs"} <= tables
+
+
+def test_a_database_from_a_newer_version_is_refused_clearly(root):
+    conn = sqlite3.connect(root / C.DB_NAME)
+    conn.execute(f"PRAGMA user_version = {len(C.MIGRATIONS) + 1}")
+    conn.close()
+    with pytest.raises(ValueError, match="newer RNN Lab"):
+        C.connect(root)
+
+
+def test_an_unwritable_folder_is_a_clear_error(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(ValueError, match="RNNLAB_RUNS_DIR"):
+        C.connect(blocker / "runs")
+
+
+def test_names_codes_and_tokens_are_checked(root):
+    for bad, why in (("", "Type a"), ("   ", "Type a"), ("x" * 41, "at most 40"), ("a\x00b", "control"), (3, "Type")):
+        with pytest.raises(ValueError, match=why):
+            C.check_name(bad)
+    assert C.check_name("  Ana   María ") == "Ana María"
+    info = C.create_class("Tuesday")
+    assert C.normal_code(info.join_code.lower()[:4] + "-" + info.join_code[4:]) == info.join_code
+    assert C.class_by_code("0OIL0OIL") is None and C.class_by_code("'; DROP TABLE classes; --") is None
+    assert C.class_by_teacher("../../etc/passwd") is None and C.learner("x") is None
+    with pytest.raises(ValueError, match="No class has that code"):
+        C.join("ABCDEFGH", "Ana")
+
+
+def test_joining_keeps_a_learner_s_answers_and_names_are_unique_in_a_class(root):
+    info = C.create_class("Tuesday")
+    alone = C.learner_alone()
+    C.record_attempt(alone, "gf_regime", "stable", False, "vanishing")
+    assert C.join(info.join_code, "Ana", token=alone) == alone
+    assert C.learner(alone).class_name == "Tuesday" and C.progress(alone)["gf_regime"]["answer"] == "stable"
+    with pytest.raises(ValueError, match="already uses the name"):
+        C.join(info.join_code, "Ana")
+    with pytest.raises(ValueError, match="already in Tuesday"):
+        C.join(info.join_code, "Ana B", token=alone)
+    other = C.create_class("Wednesday")
+    ben = C.join(other.join_code, "Ben")
+    assert [w.name for w in C.roster(info.id)] == ["Ana"] and [w.name for w in C.roster(other.id)] == ["Ben"]
+    assert C.class_attempts(other.id) == []          # one class never sees another's answers
+
+
+def test_every_attempt_is_kept_and_the_first_counts(root):
+    me = C.learner_alone()
+    C.record_attempt(me, "gf_thirty", 0.5, False, 0.0424)
+    C.record_hint(me, "gf_thirty")
+    C.record_hint(me, "gf_thirty")                   # opening it twice is one opening
+    C.record_attempt(me, "gf_thirty", 0.0424, True, 0.0424)
+    first = C.progress(me)["gf_thirty"]
+    assert (first["answer"], first["correct"], first["tries"]) == (0.5, False, 2)
+    assert (first["latest"], first["latest_correct"]) == (0.0424, True)
+    tries = C.attempts(me)
+    assert [(a["hint_seen"], a["after_solution"]) for a in tries] == [(False, False), (True, True)]
+    with pytest.raises(ValueError, match="finite"):
+        C.record_attempt(me, "gf_thirty", float("nan"), False, 0.0424)
+
+
+def _learner_page(name, token, **query):
+    at = page(name, me=token, **query)
+    return at.run()
+
+
+def test_a_learner_joins_answers_twice_reloads_and_the_teacher_sees_the_first_attempt(root):
+    info = C.create_class("Tuesday")
+    at = page("classroom", join=info.join_code).run()
+    [t for t in at.text_input if t.label.startswith("Your name")][0].input("Ana")
+    [b for b in at.button if b.label == "Join"][0].click().run()
+    assert not at.exception
+    token = at.query_params["me"]
+    assert C.learner(token).name == "Ana"
+    lab = _learner_page("gradient_flow", token)
+    lab.radio(key="ex.gf_regime.answer").set_value("stable").run()
+    lab.button(key="ex.gf_regime.check").click().run()
+    lab.radio(key="ex.gf_regime.answer").set_value("exploding").run()
+    lab.button(key="ex.gf_regime.check").click().run()
+    assert any("You answered exploding. Right." in s.value for s in lab.success)
+    assert any("first answer, the one your score counts: stable" in c.value for c in lab.caption)
+    again = _learner_page("gradient_flow", token)     # a reload: a new session with the same address
+    assert any("You answered exploding" in s.value for s in again.success)
+    teacher = page("classroom", teacher=info.teacher_token, show="gf_regime").run()
+    assert not teacher.exception
+    roster = teacher.dataframe[0].value
+    row = roster[roster["learner"] == "Ana"].iloc[0]
+    assert (row["answered"], row["right first time"], row["attempts"]) == (1, 0, 2)
+    chart = next(c for c in teacher.get("plotly_chart") if "first answer" in c.proto.spec)
+    assert "1 of 1 learners answered; 0 right on their first attempt" in chart.proto.alt
+    assert "The run's answer: exploding" in chart.proto.alt
+
+
+def test_a_forged_restore_is_regraded_and_cannot_raise_a_score(root):
+    from ui.exercises import restore
+    forged = json.dumps({"format": "rnnlab-exercises/1", "answers": {
+        "gf_regime": {"answer": "stable", "correct": True, "at": 1},
+        "gf_thirty": {"answer": 123.0, "correct": True, "at": 1}}}).encode()
+    into = {}
+    assert restore(forged, into) == 2
+    assert into["gf_regime"]["correct"] is False and into["gf_thirty"]["correct"] is False
+
+
+def test_a_teacher_link_that_opens_nothing_says_so(root):
+    at = page("classroom", teacher="A" * 32).run()
+    assert not at.exception and any("does not open a class" in e.value for e in at.error)
+
+
+def test_two_processes_write_one_class_at_once(root):
+    """Several web processes share the class records: two processes join ten learners each and record their
+    attempts at the same time; every learner and attempt is there, and nothing waited into an error."""
+    import subprocess
+    import sys
+    info = C.create_class("Busy")
+    code = ("import sys; from core import classroom as C\n"
+            "for i in range(10):\n"
+            "    t = C.join(sys.argv[1], f'{sys.argv[2]}{i}')\n"
+            "    for k in range(3):\n"
+            "        C.record_attempt(t, 'gf_regime', 'stable', False, 'exploding')\n")
+    procs = [subprocess.Popen([sys.executable, "-c", code, info.join_code, who], cwd=ROOT) for who in ("a", "b")]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0]
+    assert len(C.roster(info.id)) == 20 and len(C.class_attempts(info.id)) == 60

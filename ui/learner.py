@@ -1,0 +1,104 @@
+"""Who is answering: a learner's token (core.classroom), kept in the address (?me=, as ?run= keeps a run) and in
+a cookie of this site, so a reload, another lab, or the next assignment link opened in the same browser all find
+the learner's progress again. There are no accounts: the token is the key, and "Not you?" forgets it here.
+"""
+from __future__ import annotations
+
+import streamlit as st
+import streamlit.components.v1 as components
+
+from core import classroom
+from ui.common import plain
+
+ME = "me"
+COOKIE = "rnnlab_me"
+_SESSION = "_rnnlab_learner"
+_COOKIE_SET = "_rnnlab_cookie_set"
+
+
+def _lookup(token: str) -> classroom.Learner | None:
+    try:
+        return classroom.learner(token)
+    except ValueError:   # the records cannot be opened: the app goes on without them (progress in the tab)
+        return None
+
+
+def keep_in_url() -> None:
+    """Every page calls this first (url_state.page): the address carries the learner's token, from the URL, this
+    session or the browser's cookie, in that order."""
+    token = st.query_params.get(ME)
+    known = st.session_state.get(_SESSION)
+    if token and token != known:
+        if _lookup(token) is not None:
+            st.session_state[_SESSION] = known = token
+        else:
+            st.warning("This address carries a learner code this server does not know (it may be from another "
+                       "server, or mistyped): your answers here start afresh.", icon=":material/warning:")
+            del st.query_params[ME]
+    if known is None:
+        cookie = st.context.cookies.get(COOKIE) if st.context.cookies else None
+        if cookie and _lookup(cookie) is not None:
+            st.session_state[_SESSION] = known = cookie
+            st.session_state[_COOKIE_SET] = cookie
+    if known and st.query_params.get(ME) != known:
+        st.query_params[ME] = known
+    if known and st.session_state.get(_COOKIE_SET) != known:
+        remember(known)
+
+
+def remember(token: str | None) -> None:
+    """Set (or, with None, clear) this site's cookie with the learner's token, from a tiny script in an invisible
+    frame (Streamlit can read cookies but not write them)."""
+    value, age = (token, 365 * 24 * 3600) if token else ("", 0)
+    if token is not None and not classroom.is_token(token):
+        return
+    components.html(f"<script>document.cookie = '{COOKIE}={value}; path=/; max-age={age}; SameSite=Strict';"
+                    "</script>", height=0)
+    st.session_state[_COOKIE_SET] = token
+
+
+def current() -> classroom.Learner | None:
+    token = st.session_state.get(_SESSION)
+    return _lookup(token) if token else None
+
+
+def ensure() -> str | None:
+    """This learner's token, made now for a learner alone if they have none (None when the records cannot be
+    written: progress then stays in the tab)."""
+    token = st.session_state.get(_SESSION)
+    if token:
+        return token
+    try:
+        token = classroom.learner_alone()
+    except ValueError:
+        return None
+    become(token)
+    return token
+
+
+def become(token: str) -> None:
+    st.session_state[_SESSION] = token
+    st.query_params[ME] = token
+
+
+def forget() -> None:
+    """'Not you?': this browser forgets the learner (their answers stay on the server under their code)."""
+    st.session_state.pop(_SESSION, None)
+    if ME in st.query_params:
+        del st.query_params[ME]
+    remember(None)
+
+
+def badge() -> None:
+    """In the sidebar: who is answering, and a way out on a shared computer."""
+    who = current()
+    if who is None:
+        return
+    with st.sidebar:
+        if who.class_id is not None:
+            st.caption(f"Answering as **{plain(who.name, 60)}** in class {plain(who.class_name, 60)}.")
+        else:
+            st.caption("Your answers are kept under the code in this page's address (`me=`).")
+        if st.button("Not you? Forget me here", key="learner.forget", icon=":material/logout:"):
+            forget()
+            st.rerun()
