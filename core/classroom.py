@@ -42,6 +42,11 @@ MIGRATIONS = (
                        config TEXT NOT NULL, created REAL NOT NULL, history TEXT NOT NULL DEFAULT '[]',
                        PRIMARY KEY (learner, run_key));
     """,
+    # 2: the lab's settings when the learner checked (the controls the exercise sets up), so the teacher can see
+    # where a learner's page differed from the exercise's own setup (a hand-edited link)
+    """
+    ALTER TABLE attempts ADD COLUMN settings TEXT NOT NULL DEFAULT '{}';
+    """,
 )
 NAME_MAX = 40
 _TOKEN = re.compile(r"[A-Za-z0-9_-]{20,64}")
@@ -222,7 +227,7 @@ def record_hint(token: str, exercise: str, root: Path | None = None) -> None:
 
 
 def record_attempt(token: str, exercise: str, answer, correct: bool, computed, source: str = "check",
-                   root: Path | None = None, at: float | None = None) -> None:
+                   root: Path | None = None, at: float | None = None, settings: dict | None = None) -> None:
     """Keep one attempt: the answer, its grade, the value the run computed, whether the hint had been opened and
     whether an earlier attempt had already shown the solution; source says where it came from (check, restore)."""
     with closing(connect(root)) as conn, conn:
@@ -230,9 +235,10 @@ def record_attempt(token: str, exercise: str, answer, correct: bool, computed, s
         before = conn.execute("SELECT 1 FROM attempts WHERE learner = ? AND exercise = ?",
                               (token, exercise)).fetchone()
         conn.execute("INSERT INTO attempts (learner, exercise, answer, correct, computed, hint_seen, after_solution, "
-                     "source, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                     "source, at, settings) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                      (token, exercise, _value(answer), int(bool(correct)), _value(computed), int(hint is not None),
-                      int(before is not None), source, time.time() if at is None else at))
+                      int(before is not None), source, time.time() if at is None else at,
+                      json.dumps({str(k): str(v) for k, v in (settings or {}).items()})))
 
 
 def attempts(token: str, root: Path | None = None) -> list[dict]:
@@ -245,7 +251,8 @@ def attempts(token: str, root: Path | None = None) -> list[dict]:
 def _attempt(r) -> dict:
     return {"exercise": r["exercise"], "answer": json.loads(r["answer"]), "correct": bool(r["correct"]),
             "computed": json.loads(r["computed"]), "hint_seen": bool(r["hint_seen"]),
-            "after_solution": bool(r["after_solution"]), "source": r["source"], "at": r["at"]}
+            "after_solution": bool(r["after_solution"]), "source": r["source"], "at": r["at"],
+            "settings": json.loads(r["settings"])}
 
 
 def progress(token: str, root: Path | None = None) -> dict:

@@ -26,8 +26,9 @@ def horizon_ratio(s: dict) -> Solution:
     ratio = a.k_ratio
     answer = "about the same" if ratio < 1.5 else "2 to 5 times larger" if ratio <= 5 else "more than 5 times larger"
     return Solution(answer, f"With τ = {s['tau']} the one-step test error is {a.test_mse:.4f} and the {s['k']}-step "
-                            f"error {a.k_mse:.4f}: {ratio:.2f} times larger. Each of the {s['k']} steps builds on "
-                            "the last guess, so the errors compound.",
+                            f"error {a.k_mse:.4f}: {ratio:.2f} times " + ("larger. Each of the " + str(s['k']) +
+                            " steps builds on the last guess, so the errors compound." if ratio >= 1.5 else
+                            "the one-step error: this far ahead the guesses have not yet drifted much."),
                     {"one-step MSE": a.test_mse, f"{s['k']}-step MSE": a.k_mse, "ratio": ratio})
 
 
@@ -45,27 +46,49 @@ def longer_window(s: dict) -> Solution:
 def settles_at(s: dict) -> Solution:
     x = _series(s)
     a = _forecast(s, x)
-    return Solution(a.settles_at, f"Fed nothing but its own guesses from t = {s.get('n_train', 600)}, the forecast "
-                                  f"ends at {a.settles_at:.3f} (still moving by {a.still_moving:.4f} over its last 50 "
-                                  "steps), while the data keeps swinging between about -1 and 1.",
-                    {"where it ends": a.settles_at, "test-range mean": float(np.mean(x[s.get("n_train", 600):]))})
+    w, b, rest = a.model.weights, a.model.bias, a.fixed_point
+    moving = (f"still moving by {a.still_moving:.4f} over its last 50 steps, on its way there" if a.still_moving > 1e-3
+              else "at rest there")
+    return Solution(rest, f"Fed nothing but its own guesses from t = {s.get('n_train', 600)}, the forecast comes to rest "
+                          f"where x = (sum of weights)·x + bias: the fitted weights sum to {w.sum():.4f} and the bias "
+                          f"is {b:.4f}, so x = {b:.4f} / (1 − {w.sum():.4f}) = {rest:.3f}. At the end of the series "
+                          f"(t = {len(x)}) it reads {a.settles_at:.3f}, {moving}; the data keeps swinging between "
+                          "about -1 and 1.",
+                    {"fixed point": rest, "sum of weights": float(w.sum()), "bias": b,
+                     f"forecast at t = {len(x)}": a.settles_at},
+                    {a.settles_at: f"{a.settles_at:.3f} is where the forecast is at t = {len(x)}, still on its way; "
+                                   "it comes to rest at the fixed point."} if a.still_moving > 1e-3 else {})
 
 
 # --- Text to tokens ----------------------------------------------------------------------------------------
 
 def ngram_table_power(s: dict) -> Solution:
-    size = param_counts.ngram_table_size(s["V"], s["k"])
-    power = math.log10(size)
-    return Solution(power, f"A table over {s['k']} tokens of context needs a probability for each next token after "
-                           f"each context: |V|^{s['k'] + 1} = {s['V']:,}^{s['k'] + 1} = 10^{power:.0f} entries.",
-                    {"entries (power of ten)": power})
+    V, k = s["V"], s["k"]
+    power = math.log10(param_counts.ngram_table_size(V, k))
+    digits = math.log10(V)
+    return Solution(power, f"A table over {k} tokens of context needs a probability for each next token after "
+                           f"each context: |V|^{k + 1} = {V:,}^{k + 1} = 10^{power:.4g} entries.",
+                    {"entries (power of ten)": power},
+                    {k * digits: f"{k * digits:g} is |V|^{k}, the contexts alone: each context needs a probability "
+                                 f"for every next token too, |V|^{k + 1}.",
+                     (k - 1) * digits: f"{(k - 1) * digits:g} is |V|^{k - 1}: the context is {k} tokens, and the table "
+                                       f"also needs the next one, |V|^{k + 1}.",
+                     float(k + 1): f"{k + 1} is how many tokens one entry covers; the table has |V|^{k + 1} "
+                                   "entries, a power of ten this many times the digits of |V|."})
 
 
 def rnn_parameters(s: dict) -> Solution:
-    terms = param_counts.rnn_parameter_terms(s["V"], 0, s["h"])
+    V, d, h = s["V"], s.get("d", 0), s["h"]
+    terms = param_counts.rnn_parameter_terms(V, d, h)
     total = sum(terms.values())
     parts = ", ".join(f"{k.split(' (')[0]} {v:,}" for k, v in terms.items())
-    return Solution(float(total), f"{parts}: {total:,} in all, whatever the length of the context.", terms)
+    one_hot = sum(param_counts.rnn_parameter_terms(V, 0, h).values())
+    slips = {float(total - h - V): f"{total - h - V:,} leaves out the biases b_h ({h:,}) and b_q ({V:,})."}
+    if d:
+        slips[float(one_hot)] = (f"{one_hot:,} counts one-hot inputs (W_xh of {V:,} × {h}); here each token is first "
+                                 f"looked up in an embedding table of {V:,} × {d}, then W_xh is {d} × {h}.")
+        slips[float(total - V * d)] = f"{total - V * d:,} leaves out the embedding table ({V:,} × {d} = {V * d:,})."
+    return Solution(float(total), f"{parts}: {total:,} in all, whatever the length of the context.", terms, slips)
 
 
 def coverage_share(s: dict) -> Solution:
@@ -84,10 +107,16 @@ def coverage_share(s: dict) -> Solution:
 def state_size(s: dict) -> Solution:
     short, long = cell_demo.read_word(s["short"], s["h"]), cell_demo.read_word(s["long"], s["h"])
     n_short, n_long = short.cache.H[-1].shape[-1], long.cache.H[-1].shape[-1]
+    same = n_short == n_long
     return Solution(float(n_long), f"Reading '{s['short']}' ({short.steps} steps) the state holds {n_short} numbers; "
-                                   f"reading '{s['long']}' ({long.steps} steps) it holds {n_long}. The state is "
-                                   "overwritten at every step, never appended to.",
-                    {"state after the short word": n_short, "state after the long word": n_long})
+                                   f"reading '{s['long']}' ({long.steps} steps) it holds {n_long}. " +
+                    ("The state is overwritten at every step, never appended to." if same else
+                     "The state grew with the text."),
+                    {"state after the short word": n_short, "state after the long word": n_long},
+                    {float(long.steps): f"{long.steps} is the number of steps it read; the state is overwritten at "
+                                        "each step, not lengthened.",
+                     float(n_long * long.steps): f"{n_long * long.steps} is {n_long} numbers for every step: the "
+                                                 "state is not appended to."})
 
 
 def lookup_is_a_row(s: dict) -> Solution:
@@ -97,7 +126,8 @@ def lookup_is_a_row(s: dict) -> Solution:
     answer = "a row of W_xh" if look.difference == 0 else "the sum of W_xh's rows" \
         if np.allclose(look.product, row_sum) else "something else"
     return Solution(answer, f"At step {s['t']} the product X_t·W_xh and row {look.token_id} of W_xh differ by at most "
-                            f"{look.difference:.1e}: the single 1 in the one-hot row picks that row.",
+                            f"{look.difference:.1e}" + (": the single 1 in the one-hot row picks that row." if
+                                                        answer == "a row of W_xh" else "."),
                     {"largest difference from the row": look.difference,
                      "largest difference from the sum of rows": float(np.max(np.abs(look.product - row_sum)))})
 
@@ -113,9 +143,45 @@ def shared_matrices(s: dict) -> Solution:
         worst = max(worst, float(np.max(np.abs(again - step.H))))
     distinct = 1.0 if worst < 1e-12 else float(run.steps)
     return Solution(distinct, f"Recomputing each of the {run.steps} steps of '{s['word']}' from the previous state "
-                              f"with the network's one W_hh reproduces the forward pass to {worst:.1e}: the same "
-                              "matrix is reused at every step, which is also why its gradient is a sum over steps.",
-                    {"steps": run.steps, "largest mismatch": worst})
+                              f"with the network's one W_hh reproduces the forward pass to {worst:.1e}" +
+                    (": the same matrix is reused at every step, which is also why its gradient is a sum over "
+                     "steps." if distinct == 1 else ": the steps did not all use that matrix."),
+                    {"steps": run.steps, "largest mismatch": worst},
+                    {float(run.steps): f"{run.steps} is one per step, but every arrow carries the same W_hh.",
+                     float(run.steps + 1): f"{run.steps + 1} counts the letters; the arrows all carry one W_hh."})
+
+
+def output_size(s: dict) -> Solution:
+    """The book's exercise 1: the output layer scores every token of the vocabulary, counted from the corpus."""
+    from core.corpus import clean, load_corpus
+    vocab = tokens.CharVocab.build(clean(load_corpus(), "letters"))
+    V = len(vocab)
+    letters = sum(t.isalpha() for t in vocab.idx_to_token)
+    return Solution(float(V), f"The cleaned book has {V} tokens: {letters} letters, the space and one id for anything "
+                              f"unknown. At each step the output layer gives each of them a score (O_t has {V} "
+                              "numbers per example), and softmax turns the scores into the next character's "
+                              "probabilities.", {"tokens": V},
+                    {float(V - 1): f"{V - 1} leaves out the id for unknown characters, which is a token too.",
+                     float(letters): f"{letters} counts the letters only: the space and the unknown id are tokens too.",
+                     1.0: f"1 would be a single guess; the model gives every one of the {V} tokens a probability."})
+
+
+def reaches_back(s: dict) -> Solution:
+    """The book's exercise 2: change only the first character and see the last state move, with a state that
+    stays h numbers long."""
+    from core import rnn_ref
+    vocab = tokens.CharVocab([tokens.UNK] + sorted(set("abcdefghijklmnopqrstuvwxyz ")))
+    params = rnn_ref.init_params(len(vocab), s["h"], None, seed=0, scale=1.0)
+    text, other = s["text"], s["swap"] + s["text"][1:]
+    finals = [rnn_ref.forward(params, vocab.encode(t)[None, :]).H[-1][0] for t in (text, other)]
+    moved = float(np.max(np.abs(finals[0] - finals[1])))
+    answer = "its hidden state carries a summary of every earlier token forward" if moved > 1e-9 else \
+        "it keeps every earlier token in memory"
+    return Solution(answer, f"Reading {text!r} and {other!r}, which differ only in their first character, the state "
+                            f"after the last of the {len(text)} steps differs by up to {moved:.3g}, and it is "
+                            f"{finals[0].shape[0]} numbers either way: the first character still reaches the last "
+                            "prediction, through a state of fixed size that each step rewrites.",
+                    {"largest change in the last state": moved, "state size": int(finals[0].shape[0])})
 
 
 # --- Sampling ----------------------------------------------------------------------------------------------
@@ -145,9 +211,9 @@ def top_k_one(s: dict) -> Solution:
     greedy = sample(lm, s["prefix"], s["length"], temperature=0.0).text
     k1 = sample(lm, s["prefix"], s["length"], temperature=s["temperature"], top_k=1, seed=s["seed"]).text
     answer = "yes" if k1 == greedy else "no"
-    return Solution(answer, f"With top-k = 1 only the likeliest character is left to draw from, whatever the "
-                            f"temperature (T = {s['temperature']:g} here): {k1[:40]!r}… against greedy "
-                            f"{greedy[:40]!r}….", {"identical": k1 == greedy})
+    return Solution(answer, f"At T = {s['temperature']:g} with top-k = 1: {k1[:40]!r}…; greedy: {greedy[:40]!r}…. " +
+                    ("The same text: with one character left to draw from, the temperature has nothing to "
+                     "spread over." if k1 == greedy else "The texts differ."), {"identical": k1 == greedy})
 
 
 def greedy_surprisal(s: dict) -> Solution:
@@ -179,9 +245,23 @@ def clipping_restores(s: dict) -> Solution:
     same = math.isclose(before, after, rel_tol=1e-9, abs_tol=1e-300)
     return Solution("no" if same else "yes",
                     f"The older half of the steps carries {100 * before:.3g}% of the squared gradient before "
-                    f"clipping and {100 * after:.3g}% after: clipping multiplies every step by the same "
-                    f"{a.clip_factor:.3g}, so a vanished share stays vanished.",
+                    f"clipping and {100 * after:.3g}% after: clipping multiplied every step by the same "
+                    f"{a.clip_factor:.3g}, so each step's share " + ("is unchanged." if same else "changed."),
                     {"share before (%)": 100 * before, "share after (%)": 100 * after})
+
+
+def long_sequences(s: dict) -> Solution:
+    """The book's exercise 5: backpropagating through many steps multiplies the gradient by W_hh^T once per step."""
+    norms = {scale: float(gradflow.linear_gradient_norms(gradflow.recurrent_matrix(s["n"], scale, "orthogonal", 0),
+                                                         s["T"])[-1]) for scale in (s["low"], s["high"])}
+    low, high = norms[s["low"]], norms[s["high"]]
+    answer = "the gradient vanishes or explodes over the steps" if low < 1e-3 and high > 1e3 else "nothing changes"
+    return Solution(answer, f"{s['T']} steps back through a linear RNN, the gradient's norm is {low:.3g} with ρ = "
+                            f"{s['low']:g} and {high:.3g} with ρ = {s['high']:g} (it starts at 1): it is multiplied "
+                            "by the recurrent matrix once per step. Clipping (this chapter) tames the explosion; "
+                            "gated cells, LSTM and GRU in the next chapter, keep a path along which the gradient "
+                            "neither shrinks nor grows; attention, later, reaches every earlier token directly.",
+                    {f"norm with ρ = {s['low']:g}": low, f"norm with ρ = {s['high']:g}": high})
 
 
 def linear_regime(s: dict) -> Solution:
@@ -201,9 +281,13 @@ def untrained_perplexity(s: dict) -> Solution:
                   seed=s.get("seed", 0))
     r = train(cfg, text=load_corpus())
     start, V = r.history[0].train_ppl, len(r.lm.vocab)
+    gap = abs(start - V) / V
     return Solution(start, f"Before the first step the perplexity on the training windows is {start:.3f}, against "
-                           f"{V} for a perfectly uniform guess over the {V} tokens: tiny random weights give every "
-                           "character almost the same probability.", {"perplexity at epoch 0": start, "tokens": V})
+                           f"{V} for a perfectly uniform guess over the {V} tokens, {100 * gap:.2g}% apart: " +
+                    ("the random weights give every character almost the same probability." if gap < 0.05 else
+                     "the random weights already favour some characters."),
+                    {"perplexity at epoch 0": start, "tokens": V},
+                    {math.log(V): f"{math.log(V):.3f} is ln {V}, the cross-entropy in nats; perplexity is e to that."})
 
 
 def _passage(s: dict, **overrides):
@@ -241,7 +325,10 @@ def forcing_or_free(s: dict) -> Solution:
         if tf.free_accuracy > tf.forced_accuracy else "the same"
     return Solution(answer, f"After {s['epochs']} epochs: {100 * tf.forced_accuracy:.0f}% of the passage's next "
                             f"characters right when fed the true previous ones, {100 * tf.free_accuracy:.0f}% when "
-                            "fed its own guesses. One wrong guess changes everything it reads next.",
+                            "fed its own guesses. " + ("One wrong guess changes everything it reads next." if
+                                                       tf.free_accuracy < tf.forced_accuracy else
+                                                       "It has learnt the passage well enough that its own guesses "
+                                                       "are the true text."),
                     {"teacher forcing (%)": 100 * tf.forced_accuracy, "free running (%)": 100 * tf.free_accuracy})
 
 
@@ -260,32 +347,45 @@ BANK: dict[str, Exercise] = {e.key: e for e in (
              "A longer window sees more of the wave, and averages more noise.", options=YES_NO,
              other={"tau_long": 8}, other_label="τ = 8 instead of 32", url={"tau": 4, "k": 16}),
     Exercise("fc_settles", "forecasting", "Fed only its own guesses from the end of the training range (t = 600, "
-             "τ = 4), at what value does the forecast end up?", NUMBER, settles_at, {"tau": 4, "k": 16},
-             "Each guess is a little smoother than the window it came from.", absolute=0.05,
+             "τ = 4), at what value does the forecast come to rest?", NUMBER, settles_at, {"tau": 4, "k": 16},
+             "At rest, the next guess equals the values before it: x = w·(x, …, x) + b. The lab shows the fitted "
+             "weights and bias.", tolerance=0.0, absolute=0.01,
              other={"tau": 16}, other_label="τ = 16", url={"tau": 4}),
-    Exercise("tok_table", "tokens", "A 20-gram table (19 tokens of context, then the next) over a vocabulary of "
-             "10,000 words: about 10 to the power of what?", NUMBER, ngram_table_power, {"V": 10_000, "k": 19},
-             "One probability for every possible next token after every possible context.", absolute=0.5,
-             other={"k": 2}, other_label="a trigram table", url={"V": 10_000, "k": 19}),
-    Exercise("tok_rnn", "tokens", "How many parameters has a one-layer RNN language model with |V| = 10,000 one-hot "
-             "inputs and h = 256 hidden units (W_xh, W_hh, b_h, W_hq, b_q)?", NUMBER, rnn_parameters,
-             {"V": 10_000, "h": 256}, "Add |V|·h, h·h, h, h·|V| and |V|.", tolerance=0.01,
-             other={"h": 512}, other_label="h = 512", url={"V": 10_000, "h": 256, "d": 0}),
+    Exercise("tok_table", "tokens", "The book's exercise: a table that predicts the next word from the k = 20 words "
+             "before it, over a vocabulary of |V| = 10,000 words, has about 10 to the power of what entries?",
+             NUMBER, ngram_table_power, {"V": 10_000, "k": 20},
+             "One probability for every possible next token after every possible context.", tolerance=0.0,
+             absolute=0.3, other={"k": 2}, other_label="two words of context", url={"V": 10_000, "k": 20}, book=4),
+    Exercise("tok_rnn", "tokens", "The book's exercise, continued: an RNN language model over the same |V| = 10,000 "
+             "words, each word embedded in d = 256 numbers, with h = 256 hidden units: how many parameters (E, "
+             "W_xh, W_hh, b_h, W_hq, b_q)?", NUMBER, rnn_parameters, {"V": 10_000, "d": 256, "h": 256},
+             "Add |V|·d, d·h, h·h, h, h·|V| and |V|.", tolerance=0.001,
+             other={"h": 512}, other_label="h = 512", url={"V": 10_000, "h": 256, "d": 256}, book=4),
     Exercise("tok_coverage", "tokens", "What share of the possible 4-grams of letters and spaces does The Time "
              "Machine contain?", CHOICE, coverage_share, {"n": 4}, "There are 27⁴ = 531,441 possible 4-grams and "
              "the book has about 170,000 characters.", options=("under 1%", "1% to 10%", "10% to 50%", "over 50%"),
              other={"n": 2}, other_label="2-grams", needs_corpus=True),
-    Exercise("cell_state", "rnn_cell", "A network with h = 4 hidden units reads 'unfathomable' (12 letters) instead "
-             "of 'time'. How many numbers does its hidden state hold at the end?", NUMBER, state_size,
+    Exercise("cell_state", "rnn_cell", "A network with h = 4 hidden units reads 'unfathomable' instead of 'time', one "
+             "letter per step. How many numbers does its hidden state hold after its last step?", NUMBER, state_size,
              {"short": "time", "long": "unfathomable", "h": 4}, "Does the state grow, or is it overwritten?",
-             tolerance=0.0, absolute=0.5, other={"h": 8}, other_label="h = 8", url={"word": "unfathomable", "h": 4}),
+             tolerance=0.0, absolute=0.0, other={"h": 8}, other_label="h = 8", url={"word": "unfathomable", "h": 4}),
     Exercise("cell_lookup", "rnn_cell", "A one-hot input row times W_xh gives ...", CHOICE, lookup_is_a_row,
              {"word": "machine", "h": 4, "t": 3}, "The row has a single 1; everything else is 0.",
              options=("a row of W_xh", "a column of W_xh", "the sum of W_xh's rows"), url={"word": "machine", "h": 4}),
     Exercise("cell_shared", "rnn_cell", "Unrolled over the 6 steps of reading 'machine', how many different W_hh "
              "matrices does the network use?", NUMBER, shared_matrices, {"word": "machine", "h": 4},
-             "Look at the unrolled picture: what is on every arrow between states?", tolerance=0.0, absolute=0.5,
+             "Look at the unrolled picture: what is on every arrow between states?", tolerance=0.0, absolute=0.0,
              other={"word": "unfathomable"}, other_label="a 12-letter word", url={"word": "machine", "h": 4}),
+    Exercise("book_output", "rnn_cell", "The book's exercise: an RNN predicts the next character of The Time Machine, "
+             "cleaned to lower-case letters and spaces. How many numbers must its output layer give at each step?",
+             NUMBER, output_size, {}, "One score for every token the model could predict next.", tolerance=0.0,
+             absolute=0.0, needs_corpus=True, book=1),
+    Exercise("book_condition", "rnn_cell", "The book's exercise: why can an RNN's prediction at step t depend on every "
+             "earlier token, however many there are?", CHOICE, reaches_back,
+             {"text": "the time machine", "swap": "l", "h": 16},
+             "What does each step read besides the new token, and how big is it?",
+             options=("its hidden state carries a summary of every earlier token forward",
+                      "it keeps every earlier token in memory", "its input window grows with the text"), book=2),
     Exercise("samp_cold", "sampling", "What does sampling at a temperature near zero (T = 0.01) produce?", CHOICE,
              cold_temperature, {"prefix": PREFIX, "length": 60, "temperature": 0.01},
              "Dividing the scores by a tiny T makes the differences between them huge.",
@@ -314,6 +414,13 @@ BANK: dict[str, Exercise] = {e.key: e for e in (
              "or exploding?", CHOICE, linear_regime, {"n": 32, "scale": 1.5, "T": 24},
              "The spectral radius is about the scale.", options=("vanishing", "stable", "exploding"),
              other={"scale": 0.5}, other_label="scale 0.5", url={"scale": 1.5, "use_tanh": False}),
+    Exercise("book_long", "gradient_flow", "The book's exercise: what goes wrong when an RNN is trained by "
+             "backpropagating through long sequences?", CHOICE, long_sequences,
+             {"n": 32, "T": 100, "low": 0.9, "high": 1.1}, "Each step back multiplies the gradient by the same matrix.",
+             options=("the gradient vanishes or explodes over the steps", "the model needs more parameters for each "
+                      "extra step", "nothing changes"),
+             other={"low": 0.99, "high": 1.01}, other_label="ρ = 0.99 and 1.01", url={"kind": "orthogonal", "T": 100,
+                                                                                       "use_tanh": False}, book=5),
     Exercise("tr_untrained", "training", "Before its first step, what perplexity does the book's character RNN "
              "(28 tokens, tiny random weights) have on its training windows?", NUMBER, untrained_perplexity,
              {"windows": 2000, "h": 32}, "Tiny weights: every score is about the same.", tolerance=0.05,

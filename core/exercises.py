@@ -20,6 +20,7 @@ class Solution:
     answer: object                 # the right option (CHOICE) or value (NUMBER), computed by the run
     explanation: str               # in words, quoting the run's numbers
     numbers: dict = field(default_factory=dict)   # what the run measured, shown beside the grade
+    mistakes: dict = field(default_factory=dict)  # NUMBER: a common wrong value -> what that answer forgets
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,7 @@ class Exercise:
     other_label: str = ""
     needs_corpus: bool = False
     url: dict = field(default_factory=dict)   # the lab's controls (core.lab_settings names) that set it up
+    book: int = 0                  # the number of the book's own end-of-section exercise it makes checkable, or 0
 
     def run(self, settings: dict | None = None) -> Solution:
         return self.solve({**self.settings, **(settings or {})})
@@ -79,9 +81,22 @@ def grade(ex: Exercise, answer, solution: Solution | None = None) -> Grade:
     answer = check_answer(ex, answer)
     solution = solution or ex.run()
     ok = is_right(ex, answer, solution.answer)
-    shown = solution.answer if ex.kind == CHOICE else f"{solution.answer:.4g}{ex.unit}"
+    shown = solution.answer if ex.kind == CHOICE else f"{solution.answer:,.6g}{ex.unit}"
     message = "Right." if ok else f"Not quite: the run says {shown}."
+    if not ok:
+        why = mistake(ex, answer, solution)
+        message += f" {why}" if why else ""
     return Grade(ok, solution, message)
+
+
+def mistake(ex: Exercise, answer, solution: Solution) -> str | None:
+    """What a wrong number looks like it forgot, when it matches one of the exercise's common mistakes."""
+    if ex.kind != NUMBER:
+        return None
+    for value, why in solution.mistakes.items():
+        if is_right(ex, answer, value):
+            return why
+    return None
 
 
 def wrong_answer(ex: Exercise, right) -> object:
@@ -101,7 +116,9 @@ def tolerance_text(ex: Exercise) -> str:
 
 
 def self_check(bank: dict[str, Exercise], corpus_available: bool) -> list[tuple[str, str]]:
-    """Every exercise's grader on its own computed answer (must pass) and on a wrong one (must fail).
+    """Every exercise's grader on its own computed answer (must pass), on a wrong one and on each of its common
+    mistakes (must fail, a mistake with its message). This checks the graders, not the maths: each answer is
+    pinned from an independent formula in tests/test_exercise_answers.py, which a maths bug in core fails.
     Returns (key, 'passed' | 'failed: why' | 'skipped: why')."""
     out = []
     for key, ex in bank.items():
@@ -111,7 +128,9 @@ def self_check(bank: dict[str, Exercise], corpus_available: bool) -> list[tuple[
         try:
             sol = ex.run()
             right, wrong = grade(ex, sol.answer, sol), grade(ex, wrong_answer(ex, sol.answer), sol)
-            ok = right.correct and not wrong.correct and bool(sol.explanation)
+            slips = [grade(ex, value, sol) for value in sol.mistakes]
+            ok = right.correct and not wrong.correct and bool(sol.explanation) and all(
+                not g.correct and why in g.message for g, why in zip(slips, sol.mistakes.values()))
             out.append((key, "passed" if ok else f"failed: right accepted {right.correct}, wrong rejected "
                                                 f"{not wrong.correct}"))
         except Exception as exc:  # a broken grader is a failed check, reported with its reason

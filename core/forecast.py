@@ -185,6 +185,13 @@ class Analysis:
         return float(self.from_end[-1])
 
     @property
+    def fixed_point(self) -> float:
+        """Where a forecast fed its own guesses comes to rest, if it does: the x with x = (sum of weights) x + bias,
+        so bias / (1 - sum of weights). NaN when the weights sum to 1 (no such point)."""
+        total = float(np.sum(self.model.weights))
+        return self.model.bias / (1.0 - total) if not math.isclose(total, 1.0, abs_tol=1e-12) else math.nan
+
+    @property
     def still_moving(self) -> float:
         """How far the forecast from the end still moves over its last 50 steps (max - min): 0 once at rest."""
         tail = self.from_end[np.isfinite(self.from_end)][-50:]

@@ -14,7 +14,7 @@ import streamlit as st
 from core import classroom
 from core import exercises as core_ex
 from core.exercise_bank import BANK
-from core.lab_settings import controls_of
+from core.lab_settings import controls_of, url_query
 from core.runs import store
 from ui import learner, url_state
 from ui.common import chart_text, plain
@@ -93,6 +93,16 @@ def run_histories(info: classroom.ClassInfo) -> list[dict]:
     return runs
 
 
+def differs(a: dict) -> dict:
+    """Where the page a learner checked from differed from the exercise's own setup: control -> (page, exercise).
+    Grading always runs the exercise's own settings; a difference means the learner looked at another setting."""
+    ex = BANK.get(a["exercise"])
+    if ex is None or not a.get("settings"):
+        return {}
+    own = url_query(ex.lab, ex.url)
+    return {k: (v, own[k]) for k, v in a["settings"].items() if k in own and v and v != own[k]}
+
+
 def roster_table(info: classroom.ClassInfo, attempts: list[dict], hints: list, runs: list[dict]) -> pd.DataFrame:
     rows = []
     for who in classroom.roster(info.id):
@@ -104,23 +114,25 @@ def roster_table(info: classroom.ClassInfo, attempts: list[dict], hints: list, r
         rows.append({"learner": who.name, "answered": len(firsts), "right first time": right,
                      "score": f"{100 * right / len(BANK):.0f}%", "attempts": len(mine),
                      "hints opened": sum(n == who.name for n, _ in hints),
-                     "runs": sum(r["learner"] == who.name for r in runs)})
+                     "runs": sum(r["learner"] == who.name for r in runs),
+                     "other settings": sum(bool(differs(a)) for a in firsts.values())})
     return pd.DataFrame(rows, columns=["learner", "answered", "right first time", "score", "attempts",
-                                       "hints opened", "runs"])
+                                       "hints opened", "runs", "other settings"])
 
 
 def export_csv(attempts: list[dict], runs: list[dict]) -> str:
     buf = io.StringIO()
     w = csv.writer(buf)
     w.writerow(["learner", "exercise", "lab", "answer", "correct", "run's value", "hint opened", "after seeing the "
-                "solution", "source", "at", "first attempt"])
+                "solution", "source", "at", "first attempt", "settings differing from the exercise's"])
     seen = set()
     for a in attempts:
         first = (a["name"], a["exercise"]) not in seen
         seen.add((a["name"], a["exercise"]))
         ex = BANK.get(a["exercise"])
         w.writerow([a["name"], a["exercise"], ex.lab if ex else "", a["answer"], a["correct"], a["computed"],
-                    a["hint_seen"], a["after_solution"], a["source"], round(a["at"]), first])
+                    a["hint_seen"], a["after_solution"], a["source"], round(a["at"]), first,
+                    "; ".join(f"{k}={v}" for k, (v, _) in differs(a).items())])
     w.writerow([])
     w.writerow(["learner", "run", "epoch", "train perplexity", "validation perplexity"])
     for r in runs:
@@ -141,6 +153,11 @@ def exercise_answers(info: classroom.ClassInfo, attempts: list[dict], hints: lis
             firsts.setdefault(a["name"], a)
     hinted = sum(e == key for _, e in hints)
     summary = answers_summary(ex, list(firsts.values()), learners, hinted)
+    other = {a["name"]: differs(a) for a in firsts.values() if differs(a)}
+    if other:
+        summary += " Checked with other settings than the exercise's own (the grade used the exercise's): " + \
+            "; ".join(f"{name}: " + ", ".join(f"{k}={v} (exercise: {own})" for k, (v, own) in d.items())
+                      for name, d in other.items()) + "."
     st.markdown(f"**{plain(ex.question, 400)}**")
     if firsts:
         show(answers_figure(ex, list(firsts.values())), summary, f"class.{key}")
@@ -160,8 +177,9 @@ def teacher_view(info: classroom.ClassInfo) -> None:
         runs = run_histories(info)
         table = roster_table(info, attempts, hints, runs)
         st.subheader("Roster")
-        st.caption(f"Scores count each learner's first attempt at each exercise, of {len(BANK)}. Refreshes every "
-                   f"{REFRESH_S} s while this page is open.")
+        st.caption(f"Scores count each learner's first attempt at each exercise, of {len(BANK)}. 'Other settings': "
+                   "first attempts checked from a page whose settings differed from the exercise's own (a "
+                   f"hand-edited link). Refreshes every {REFRESH_S} s while this page is open.")
         st.dataframe(table, hide_index=True, width="stretch")
         st.subheader("How the class answered")
         exercise_answers(info, attempts, hints, len(table))

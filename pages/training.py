@@ -117,12 +117,18 @@ def settings_form_rows(preset: Preset, busy: bool) -> tuple[str, bool]:
         st.session_state[f"{prefix}.device"] = "auto"
         off["device"] = "This server has no GPU: runs train on the CPU."
     # Not an st.form: a choice that changes what applies (tokens, split) greys or frees the others at once.
+    # Settings a teacher's link hides (?hide=lr,epochs) are not drawn: they keep the link's values.
+    hidden = url_state.hidden_names()
     with st.container(border=True):
         for group in FORM_GROUPS:
             lead = [lambda col: col.radio("Text", tuple(SOURCES), key=source_key, format_func=SOURCES.get)] \
                 if group == DATA else []
-            settings_form.section(group, [SETTINGS[n] for n in FORM_SETTINGS if SETTINGS[n].group == group],
-                                  prefix, lead, lookup=SETTINGS, off=off)
+            shown = [SETTINGS[n] for n in FORM_SETTINGS if SETTINGS[n].group == group and SETTINGS[n].key not in hidden]
+            settings_form.section(group, shown, prefix, lead, lookup=SETTINGS, off=off)
+        if any(SETTINGS[n].key in hidden for n in FORM_SETTINGS):
+            fixed = ", ".join(f"{SETTINGS[n].label} {SETTINGS[n].word(st.session_state[f'{prefix}.{n}'])}"
+                              for n in FORM_SETTINGS if SETTINGS[n].key in hidden)
+            st.caption(f"Your teacher's link fixes: {plain(fixed, 300)}.")
         submitted = st.button("Train", type="primary", icon=":material/play_arrow:", disabled=busy,
                               key="tr.train")
     return st.session_state[source_key], submitted

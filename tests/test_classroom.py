@@ -158,3 +158,33 @@ def test_two_processes_write_one_class_at_once(root):
     procs = [subprocess.Popen([sys.executable, "-c", code, info.join_code, who], cwd=ROOT) for who in ("a", "b")]
     assert [p.wait(timeout=120) for p in procs] == [0, 0]
     assert len(C.roster(info.id)) == 20 and len(C.class_attempts(info.id)) == 60
+
+
+def test_an_old_database_is_migrated_and_keeps_its_attempts(root):
+    """A version-1 database (before the settings column) gains it, its rows kept."""
+    conn = sqlite3.connect(root / C.DB_NAME)
+    for statement in filter(str.strip, C.MIGRATIONS[0].split(";")):
+        conn.execute(statement)
+    conn.execute("INSERT INTO learners VALUES ('tok_tok_tok_tok_tok_tok', NULL, '', 0)")
+    conn.execute("INSERT INTO attempts (learner, exercise, answer, correct, computed, hint_seen, after_solution, "
+                 "source, at) VALUES ('tok_tok_tok_tok_tok_tok', 'gf_regime', '\"stable\"', 0, '\"exploding\"', 0, 0, "
+                 "'check', 1)")
+    conn.execute("PRAGMA user_version = 1")
+    conn.commit()
+    conn.close()
+    assert C.attempts("tok_tok_tok_tok_tok_tok")[0]["settings"] == {}
+    assert sqlite3.connect(root / C.DB_NAME).execute("PRAGMA user_version").fetchone()[0] == len(C.MIGRATIONS) == 2
+
+
+def test_the_teacher_sees_a_learner_who_checked_from_other_settings(root):
+    info = C.create_class("Tuesday")
+    ana = C.join(info.join_code, "Ana")
+    lab = page("gradient_flow", me=ana, ex="gf_regime", scale="0.5", tanh="0").run()   # edited: scale 0.5
+    lab.radio(key="ex.gf_regime.answer").set_value("vanishing").run()
+    lab.button(key="ex.gf_regime.check").click().run()
+    assert C.attempts(ana)[0]["settings"]["scale"] == "0.5"
+    teacher = page("classroom", teacher=info.teacher_token, show="gf_regime").run()
+    roster = teacher.dataframe[0].value
+    assert roster.loc[roster["learner"] == "Ana", "other settings"].iloc[0] == 1
+    chart = next(c for c in teacher.get("plotly_chart") if "first answer" in c.proto.spec)
+    assert "Ana: scale=0.5 (exercise: 1.5)" in chart.proto.alt

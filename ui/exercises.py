@@ -40,12 +40,18 @@ def progress() -> dict:
     return st.session_state.setdefault(PROGRESS, {})
 
 
+def page_settings(ex: core_ex.Exercise) -> dict:
+    """The page's values (as the URL carries them) of the controls the exercise sets up."""
+    return {key: st.query_params.get(key, "") for key in url_query(ex.lab, ex.url)}
+
+
 def keep(ex: core_ex.Exercise, answer, correct: bool, computed, source: str = "check") -> None:
     """One attempt, on the server under the learner's token (made now for a learner alone), else in the tab."""
     token = learner.ensure()
     if token is not None:
         try:
-            classroom.record_attempt(token, ex.key, answer, correct, computed, source)
+            classroom.record_attempt(token, ex.key, answer, correct, computed, source,
+                                     settings=page_settings(ex) if source == "check" else None)
             return
         except ValueError:
             pass

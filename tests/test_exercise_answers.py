@@ -1,0 +1,208 @@
+"""Every exercise's answer pinned from an independent formula or the book's own number (issue 26), never from the
+exercise's solver: a maths bug in core (AR weights halved, temperature multiplying, tanh as the identity,
+perplexity as 2^CE, clipping per step ...) changes an answer here and fails this file. `python -m core exercises`
+checks the graders; this file checks the maths behind them. Each test says what it compares with."""
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from conftest import corpus_path
+from core import exercises as core_ex
+from core.exercise_bank import BANK
+
+NEEDS_CORPUS = pytest.mark.skipif(corpus_path() is None, reason="needs The Time Machine")
+
+
+def answer(key: str):
+    return BANK[key].run().answer
+
+
+def test_every_exercise_is_pinned_here():
+    pinned = {name[len("test_"):].split("__")[0] for name in globals() if name.startswith("test_") and "__" in name}
+    assert pinned == set(BANK)
+
+
+# --- Forecasting: numpy's least squares on the same noisy sine, forecasts iterated by hand ----------------------
+
+def _series(T=1000, sigma=0.2, seed=0):
+    t = np.arange(1, T + 1, dtype=np.float64)
+    return np.sin(0.01 * t) + sigma * np.random.default_rng(seed).standard_normal(T)
+
+
+def _fit(x, tau, n_train=600):
+    rows = np.array([np.append(x[i - tau:i], 1.0) for i in range(tau, n_train)])
+    coef, *_ = np.linalg.lstsq(rows, x[tau:n_train], rcond=None)
+    return coef[:-1], coef[-1]
+
+
+def _k_step_mse(x, w, b, tau, k, n_train=600):
+    errors = []
+    for i in range(max(n_train, tau + k - 1), len(x)):
+        window = list(x[i - k + 1 - tau:i - k + 1])
+        for _ in range(k):
+            window.append(float(np.dot(window[-tau:], w) + b))
+        errors.append(window[-1] - x[i])
+    return float(np.mean(np.square(errors)))
+
+
+def test_fc_horizon__from_numpy_least_squares():
+    x = _series()
+    w, b = _fit(x, 4)
+    ratio = _k_step_mse(x, w, b, 4, 64) / _k_step_mse(x, w, b, 4, 1)
+    assert ratio > 5 and answer("fc_horizon") == "more than 5 times larger"
+
+
+def test_fc_window__from_numpy_least_squares():
+    x = _series()
+    short, long = (_k_step_mse(x, *_fit(x, tau), tau, 16) for tau in (4, 32))
+    assert answer("fc_window") == ("yes" if long < short else "no")
+
+
+def test_fc_settles__is_the_fixed_point_b_over_one_minus_the_weights():
+    w, b = _fit(_series(), 4)
+    assert answer("fc_settles") == pytest.approx(b / (1 - w.sum()), abs=1e-9)
+
+
+# --- Text to tokens: the book's own numbers ------------------------------------------------------------------
+
+def test_tok_table__is_the_book_s_ten_to_the_84():
+    assert answer("tok_table") == pytest.approx(21 * math.log10(10_000)) == 84
+
+
+def test_tok_rnn__is_the_book_s_5261328():
+    V, d, h = 10_000, 256, 256
+    assert V * d + d * h + h * h + h + h * V + V == 5_261_328
+    assert answer("tok_rnn") == 5_261_328
+
+
+def test_common_mistakes_are_rejected_and_named():
+    for key, wrong, says in (("tok_table", 80, "contexts alone"), ("tok_table", 76, "the table also needs the next"),
+                             ("tok_rnn", 5_195_792, "one-hot"), ("tok_rnn", 5_251_072, "leaves out the biases"),
+                             ("cell_state", 11, "number of steps"), ("cell_state", 44, "not appended")):
+        graded = core_ex.grade(BANK[key], wrong)
+        assert not graded.correct and says in graded.message, (key, wrong, graded.message)
+    for key, near_miss in (("cell_state", 3.5), ("fc_settles", answer("fc_settles") - 0.02)):
+        assert not core_ex.grade(BANK[key], near_miss).correct
+
+
+@NEEDS_CORPUS
+def test_tok_coverage__counted_with_a_python_set():
+    import re
+    text = re.sub("[^a-z]+", " ", corpus_path().read_text(encoding="utf-8").lower())
+    grams = {text[i:i + 4] for i in range(len(text) - 3)}
+    share = 100 * len(grams) / len(set(text)) ** 4
+    assert 1 <= share < 10 and answer("tok_coverage") == "1% to 10%"
+
+
+# --- RNN cell -----------------------------------------------------------------------------------------------
+
+def test_cell_state__is_h():
+    assert answer("cell_state") == 4
+
+
+def test_cell_lookup__is_a_row_by_linear_algebra():
+    W = np.arange(12.0).reshape(4, 3)
+    assert np.array_equal(np.eye(4)[2] @ W, W[2])
+    assert answer("cell_lookup") == "a row of W_xh"
+
+
+def test_cell_shared__one_matrix():
+    assert answer("cell_shared") == 1
+
+
+@NEEDS_CORPUS
+def test_book_output__is_the_vocabulary_of_letters_space_and_unknown():
+    import re
+    text = re.sub("[^A-Za-z]+", " ", corpus_path().read_text(encoding="utf-8")).lower()
+    assert answer("book_output") == len(set(text)) + 1 == 28
+
+
+def test_book_condition__a_first_letter_reaches_the_last_state_of_a_numpy_rnn():
+    rng = np.random.default_rng(1)
+    W_xh, W_hh = rng.standard_normal((27, 16)), rng.standard_normal((16, 16)) / 4   # ρ(W_hh) about 1
+    finals = []
+    for text in ("the time machine", "lhe time machine"):
+        h = np.zeros(16)
+        for c in text:
+            h = np.tanh(np.eye(27)[0 if c == " " else ord(c) - 96] @ W_xh + h @ W_hh)
+        finals.append(h)
+    assert np.max(np.abs(finals[0] - finals[1])) > 1e-6 and finals[0].shape == (16,)
+    assert answer("book_condition") == "its hidden state carries a summary of every earlier token forward"
+
+
+# --- Sampling: the pretrained model's own probabilities ---------------------------------------------------------
+
+def test_samp_cold__the_softmax_at_t_001_puts_all_but_1e_minus_6_on_the_top_character():
+    from core import sampling
+    from core.assets import load_pretrained
+    logits = sampling.next_logits(load_pretrained(), "the time traveller")
+    z = np.asarray(logits, dtype=np.float64) / 0.01
+    p = np.exp(z - z.max()) / np.exp(z - z.max()).sum()
+    assert p.max() > 1 - 1e-6
+    assert answer("samp_cold") == "the likeliest character every time (greedy)"
+
+
+def test_samp_topk__one_candidate_left():
+    assert answer("samp_topk") == "yes"
+
+
+def test_samp_surprisal__scored_again_by_score_text():
+    from core import sampling
+    from core.assets import load_pretrained
+    lm = load_pretrained()
+    out = sampling.sample(lm, "the time traveller", 200, temperature=0.0)
+    assert sampling.score_text(lm, out.prefix + out.text).bits_per_char < 1.5
+    assert answer("samp_surprisal") == "under 1 bit"
+
+
+# --- Gradient flow ------------------------------------------------------------------------------------------
+
+def test_gf_thirty__is_0_9_to_the_30():
+    assert answer("gf_thirty") == pytest.approx(0.9 ** 30, rel=1e-12)
+
+
+def test_gf_clip__one_factor_for_every_step_keeps_each_share():
+    g = np.random.default_rng(0).standard_normal((24, 32)) * 0.8 ** np.arange(24)[:, None]
+    clipped = g * min(1.0, 0.5 / np.linalg.norm(g))
+    share = lambda a: (a[12:] ** 2).sum() / (a ** 2).sum()   # noqa: E731
+    assert share(clipped) == pytest.approx(share(g), rel=1e-12)
+    assert answer("gf_clip") == "no"
+
+
+def test_gf_regime__numpy_matrix_powers_grow():
+    from core import gradflow
+    W = gradflow.recurrent_matrix(32, 1.5, "gaussian", 0)
+    g = np.linalg.matrix_power(W.T, 24) @ (np.ones(32) / np.sqrt(32))
+    assert np.max(np.abs(np.linalg.eigvals(W))) > 1.3 and np.linalg.norm(g) > 1e3
+    assert answer("gf_regime") == "exploding"
+
+
+def test_book_long__0_9_and_1_1_to_the_100():
+    assert 0.9 ** 100 < 1e-3 and 1.1 ** 100 > 1e3
+    assert answer("book_long") == "the gradient vanishes or explodes over the steps"
+
+
+# --- Training and Act 4 (runs of the real loop) --------------------------------------------------------------
+
+@NEEDS_CORPUS
+def test_tr_untrained__is_close_to_the_uniform_28():
+    assert answer("tr_untrained") == pytest.approx(28, rel=0.01)
+
+
+@NEEDS_CORPUS
+def test_tr_slow__stays_above_2():
+    assert answer("tr_slow") == "no"
+
+
+@NEEDS_CORPUS
+def test_ch_held_out__rises():
+    assert answer("ch_held_out") == "higher"
+
+
+@NEEDS_CORPUS
+def test_ch_forcing__fed_the_truth_it_gets_more_right():
+    sol = BANK["ch_forcing"].run()
+    assert sol.answer == "teacher forcing"
+    assert sol.numbers["teacher forcing (%)"] > 2 * sol.numbers["free running (%)"]
