@@ -236,3 +236,26 @@ def test_a_cuda_run_asks_ray_for_a_gpu(monkeypatch, tmp_path):
     assert gpu.device == "cuda" and cpu.device == "cpu"
     assert sorted(kw["num_gpus"] for kw in asked) == [0, 1] and all(kw["num_cpus"] == 1 for kw in asked)
     assert gpu.status == "error" and gpu.message == "not really trained"
+
+
+def test_a_warm_pool_hands_over_a_started_worker_and_keeps_one_spare(monkeypatch):
+    """Issue 29: Train hands its request to a worker that has already imported torch; a replacement starts behind
+    it; a spare whose server goes (its stdin closes) ends quietly."""
+    from core.runs import launchers
+    monkeypatch.setenv("RNNLAB_WARM_WORKERS", "1")
+    pool = launchers.WarmPool()
+    pool.fill()
+    first = pool.spare[0]
+    taken = pool.take()
+    assert taken is first and taken.poll() is None
+    assert len(pool.spare) == 1 and pool.spare[0] is not first
+    for proc in (taken, pool.spare[0]):
+        proc.stdin.close()
+        assert proc.wait(timeout=60) == 0
+    monkeypatch.setenv("RNNLAB_WARM_WORKERS", "0")
+    cold = launchers.WarmPool()
+    cold.fill()
+    assert cold.spare == []
+    proc = cold.take()
+    proc.stdin.close()
+    assert proc.wait(timeout=60) == 0 and cold.spare == []

@@ -33,8 +33,13 @@ def fragment_only_run() -> bool:
 
 @st.cache_resource
 def job_manager() -> JobManager:
-    """One job manager per server process, shared by every session."""
-    return JobManager(session_alive=session_alive)
+    """One job manager per server process, shared by every session; training processes start warm (a spare worker
+    has imported torch before the first Train press: core.runs.launchers.POOL)."""
+    manager = JobManager(session_alive=session_alive)
+    if manager.mode == "process":
+        from core.runs.launchers import POOL
+        POOL.fill()
+    return manager
 
 
 def ensure_navigation() -> None:

@@ -104,10 +104,52 @@ class ProcessTrainer:
             self.process.kill()
 
 
-def in_process(request: dict, device: str) -> ProcessTrainer:
-    """Start `python -m core.runs.worker` with the request; its stdin stays open as long as the server lives."""
-    proc = subprocess.Popen([sys.executable, "-m", "core.runs.worker"], cwd=PROJECT, text=True, encoding="utf-8",
+def _spawn() -> subprocess.Popen:
+    """A worker process: it imports torch and the training code at once, then waits for its request on stdin."""
+    return subprocess.Popen([sys.executable, "-m", "core.runs.worker"], cwd=PROJECT, text=True, encoding="utf-8",
                             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+
+
+class WarmPool:
+    """Worker processes started ahead of time (RNNLAB_WARM_WORKERS, default 1): a Train press hands its request to
+    one that has already paid Python's start and torch's import (1-3 s on a small CPU, far more when busy), and a
+    replacement starts behind it. An idle one costs memory only; it ends when the server does (its stdin closes)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.spare: list[subprocess.Popen] = []
+
+    def size(self) -> int:
+        try:
+            return max(0, min(4, int(os.environ.get("RNNLAB_WARM_WORKERS", "1"))))
+        except ValueError:
+            return 1
+
+    def take(self) -> subprocess.Popen:
+        with self.lock:
+            while self.spare:
+                proc = self.spare.pop(0)
+                if proc.poll() is None:
+                    break
+            else:
+                proc = _spawn()
+            self.spare += [_spawn() for _ in range(self.size() - len(self.spare))]
+        return proc
+
+    def fill(self) -> None:
+        """Start the spare workers now (the web server calls this when it starts its job manager)."""
+        with self.lock:
+            self.spare = [p for p in self.spare if p.poll() is None]
+            self.spare += [_spawn() for _ in range(self.size() - len(self.spare))]
+
+
+POOL = WarmPool()
+
+
+def in_process(request: dict, device: str) -> ProcessTrainer:
+    """Hand the request to a warm `python -m core.runs.worker` (POOL); its stdin stays open as long as the server
+    lives."""
+    proc = POOL.take()
     proc.stdin.write(json.dumps(request) + "\n")
     proc.stdin.flush()
     return ProcessTrainer(proc)

@@ -111,8 +111,14 @@ def main() -> int:
     lower_priority()
     leave_a_core()
     sys.stdout = sys.stderr   # nothing of this process belongs on stdout
+    import core.dataset       # noqa: F401  the slow imports first: a warm worker has them done before its request
+    import core.runs.loop     # noqa: F401
+    import torch._dynamo      # noqa: F401  torch.optim's Adam imports it on first use (about a second)
+    line = sys.stdin.readline()
+    if not line:              # a spare worker whose server has gone: nothing to do
+        return 0
     try:
-        request = json.loads(sys.stdin.readline())
+        request = json.loads(line)
         request["key"]
     except (json.JSONDecodeError, KeyError, TypeError):
         print("the training process got no request", file=sys.stderr)
