@@ -60,6 +60,21 @@ def settles_at(s: dict) -> Solution:
                                    "it comes to rest at the fixed point."} if a.still_moving > 1e-3 else {})
 
 
+def window_without_noise(s: dict) -> Solution:
+    """The book's 9.1 exercise: without noise, the smallest window whose AR fit predicts the sine exactly."""
+    x = forecast.make_series(s.get("T", 1000), 0.0, 0)
+    errors = {tau: forecast.analyse(x, tau, 600, 1).test_mse for tau in range(1, 5)}
+    exact = next((tau for tau, e in errors.items() if e < 1e-12), None)
+    answer = float(exact) if exact is not None else math.nan
+    worded = ", ".join(f"τ = {tau}: {e:.2g}" for tau, e in errors.items())
+    return Solution(answer, f"Without noise, the one-step test error of the fitted AR(τ) is {worded}. " +
+                    (f"From τ = {exact} it is zero to rounding: a sine obeys x_t = 2 cos(0.01) x_(t-1) - x_(t-2), so "
+                     "two past values pin down the next one exactly." if exact is not None else
+                     "No window up to 4 predicts it exactly."),
+                    {f"test MSE, τ = {tau}": e for tau, e in errors.items()},
+                    {1.0: "One value cannot tell a rising sine from a falling one at the same height."})
+
+
 # --- Text to tokens ----------------------------------------------------------------------------------------
 
 def ngram_table_power(s: dict) -> Solution:
@@ -264,6 +279,41 @@ def long_sequences(s: dict) -> Solution:
                     {f"norm with ρ = {s['low']:g}": low, f"norm with ρ = {s['high']:g}": high})
 
 
+def _symmetric(eigenvalues: list[float], seed: int = 0) -> np.ndarray:
+    Q, _ = np.linalg.qr(np.random.default_rng(seed).standard_normal((len(eigenvalues), len(eigenvalues))))
+    return Q @ np.diag(eigenvalues) @ Q.T
+
+
+def power_eigenvalue(s: dict) -> Solution:
+    """The book's 9.7 exercise 1: M^k has eigenvalues lambda_i^k, here read off numpy's M^k."""
+    M = _symmetric(s["eigenvalues"])
+    Mk = np.linalg.matrix_power(M, s["k"])
+    top = float(np.max(np.abs(np.linalg.eigvalsh(Mk))))
+    return Solution(top, f"numpy's eigenvalues of M^{s['k']} are " + ", ".join(
+        f"{v:.4g}" for v in sorted(np.linalg.eigvalsh(Mk), key=abs, reverse=True)) +
+        f": each eigenvalue of M to the power {s['k']} (" + ", ".join(f"{v:g}^{s['k']}" for v in s["eigenvalues"]) +
+        "), so the largest one grows or shrinks fastest.", {f"largest |eigenvalue| of M^{s['k']}": top},
+        {float(max(map(abs, s["eigenvalues"]))) * s["k"]: "That multiplies the eigenvalue by k; M^k raises it to "
+                                                           "the power k."})
+
+
+def power_alignment(s: dict) -> Solution:
+    """The book's 9.7 exercise 2: M^k x turns towards the eigenvector of the largest |eigenvalue|."""
+    M = _symmetric(s["eigenvalues"])
+    vals, vecs = np.linalg.eigh(M)
+    top = vecs[:, np.argmax(np.abs(vals))]
+    x = np.random.default_rng(1).standard_normal(len(vals))
+    y = np.linalg.matrix_power(M, s["k"]) @ x
+    cos_x, cos_y = (abs(float(v @ top)) / float(np.linalg.norm(v)) for v in (x, y))
+    answer = "the eigenvector of the largest |eigenvalue|" if cos_y > 0.99 else "x's own direction" \
+        if abs(float(y @ x)) / (np.linalg.norm(y) * np.linalg.norm(x)) > 0.99 else "no particular direction"
+    return Solution(answer, f"A random x makes an angle whose cosine is {cos_x:.3f} with the top eigenvector; "
+                            f"M^{s['k']} x has cosine {cos_y:.6f} with it. Each multiplication scales the "
+                            "top component most, so the others fade: for an RNN, the gradient sent back many "
+                            "steps ends up along one direction, whatever the loss asked for.",
+                    {"cosine before": cos_x, f"cosine after M^{s['k']}": cos_y})
+
+
 def linear_regime(s: dict) -> Solution:
     a = gradflow.analyse(s["n"], s["scale"], s["T"], use_tanh=False)
     return Solution(a.regime, f"ρ = {a.rho:.3f}; after {s['T']} steps the linear gradient's norm is "
@@ -369,16 +419,20 @@ BANK: dict[str, Exercise] = {e.key: e for e in (
              "At rest, the next guess equals the values before it: x = w·(x, …, x) + b. The lab shows the fitted "
              "weights and bias.", tolerance=0.0, absolute=0.01,
              other={"tau": 16}, other_label="τ = 16", url={"tau": 4}),
+    Exercise("fc_no_noise", "forecasting", "The book's exercise: with no noise at all, how many past values must the "
+             "autoregressive model see (the smallest τ) to predict the sine exactly?", NUMBER, window_without_noise,
+             {}, "A sine is the solution of a second-order recurrence.", tolerance=0.0, absolute=0.0,
+             book="9.1 Working with Sequences, #2"),
     Exercise("tok_table", "tokens", "The book's exercise: a table that predicts the next word from the k = 20 words "
              "before it, over a vocabulary of |V| = 10,000 words, has about 10 to the power of what entries?",
              NUMBER, ngram_table_power, {"V": 10_000, "k": 20},
              "One probability for every possible next token after every possible context.", tolerance=0.0,
-             absolute=0.3, other={"k": 2}, other_label="two words of context", url={"V": 10_000, "k": 20}, book=4),
+             absolute=0.3, other={"k": 2}, other_label="two words of context", url={"V": 10_000, "k": 20}, book="RNN section, #4"),
     Exercise("tok_rnn", "tokens", "The book's exercise, continued: an RNN language model over the same |V| = 10,000 "
              "words, each word embedded in d = 256 numbers, with h = 256 hidden units: how many parameters (E, "
              "W_xh, W_hh, b_h, W_hq, b_q)?", NUMBER, rnn_parameters, {"V": 10_000, "d": 256, "h": 256},
              "Add |V|·d, d·h, h·h, h, h·|V| and |V|.", tolerance=0.001,
-             other={"h": 512}, other_label="h = 512", url={"V": 10_000, "h": 256, "d": 256}, book=4),
+             other={"h": 512}, other_label="h = 512", url={"V": 10_000, "h": 256, "d": 256}, book="RNN section, #4"),
     Exercise("tok_coverage", "tokens", "What share of the possible 4-grams of letters and spaces does The Time "
              "Machine contain?", CHOICE, coverage_share, {"n": 4}, "There are 27⁴ = 531,441 possible 4-grams and "
              "the book has about 170,000 characters.", options=("under 1%", "1% to 10%", "10% to 50%", "over 50%"),
@@ -397,13 +451,13 @@ BANK: dict[str, Exercise] = {e.key: e for e in (
     Exercise("book_output", "rnn_cell", "The book's exercise: an RNN predicts the next character of The Time Machine, "
              "cleaned to lower-case letters and spaces. How many numbers must its output layer give at each step?",
              NUMBER, output_size, {}, "One score for every token the model could predict next.", tolerance=0.0,
-             absolute=0.0, needs_corpus=True, book=1),
+             absolute=0.0, needs_corpus=True, book="RNN section, #1"),
     Exercise("book_condition", "rnn_cell", "The book's exercise: why can an RNN's prediction at step t depend on every "
              "earlier token, however many there are?", CHOICE, reaches_back,
              {"text": "the time machine", "swap": "l", "h": 16},
              "What does each step read besides the new token, and how big is it?",
              options=("its hidden state carries a summary of every earlier token forward",
-                      "it keeps every earlier token in memory", "its input window grows with the text"), book=2),
+                      "it keeps every earlier token in memory", "its input window grows with the text"), book="RNN section, #2"),
     Exercise("samp_cold", "sampling", "What does sampling at a temperature near zero (T = 0.01) produce?", CHOICE,
              cold_temperature, {"prefix": PREFIX, "length": 60, "temperature": 0.01},
              "Dividing the scores by a tiny T makes the differences between them huge.",
@@ -438,7 +492,16 @@ BANK: dict[str, Exercise] = {e.key: e for e in (
              options=("the gradient vanishes or explodes over the steps", "the model needs more parameters for each "
                       "extra step", "nothing changes"),
              other={"low": 0.99, "high": 1.01}, other_label="ρ = 0.99 and 1.01", url={"kind": "orthogonal", "T": 100,
-                                                                                       "use_tanh": False}, book=5),
+                                                                                       "use_tanh": False}, book="RNN section, #5"),
+    Exercise("gf_power", "gradient_flow", "The book's exercise: a symmetric M has eigenvalues 1.2, 0.9 and 0.5. What "
+             "is the largest |eigenvalue| of M^10?", NUMBER, power_eigenvalue,
+             {"eigenvalues": [1.2, 0.9, 0.5], "k": 10}, "Apply M to one of its eigenvectors ten times.",
+             tolerance=0.01, other={"k": 30}, other_label="M^30", book="9.7 Backpropagation Through Time, #1"),
+    Exercise("gf_align", "gradient_flow", "The book's exercise, continued: multiply a random vector x by that M thirty "
+             "times. Which direction does M^30 x point in?", CHOICE, power_alignment,
+             {"eigenvalues": [1.2, 0.9, 0.5], "k": 30}, "Which component of x grows fastest?",
+             options=("the eigenvector of the largest |eigenvalue|", "x's own direction", "no particular direction"),
+             other={"k": 1}, other_label="M x, once", book="9.7 Backpropagation Through Time, #2"),
     Exercise("tr_untrained", "training", "Before its first step, what perplexity does the book's character RNN "
              "(28 tokens, tiny random weights) have on its training windows?", NUMBER, untrained_perplexity,
              {"windows": 2000, "h": 32}, "Tiny weights: every score is about the same.", tolerance=0.05,

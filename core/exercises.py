@@ -40,7 +40,7 @@ class Exercise:
     other_label: str = ""
     needs_corpus: bool = False
     url: dict = field(default_factory=dict)   # the lab's controls (core.lab_settings names) that set it up
-    book: int = 0                  # the number of the book's own end-of-section exercise it makes checkable, or 0
+    book: str = ""                 # the book's own end-of-section exercise it makes checkable ("9.7 ..., #1"), or ""
 
     def run(self, settings: dict | None = None) -> Solution:
         return self.solve({**self.settings, **(settings or {})})

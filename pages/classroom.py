@@ -120,6 +120,20 @@ def roster_table(info: classroom.ClassInfo, attempts: list[dict], hints: list, r
                                        "hints opened", "runs", "other settings"])
 
 
+def cell(value) -> str:
+    """A CSV cell a spreadsheet shows as text: a learner's name such as '=HYPERLINK(...)' is not run as a formula."""
+    text = str(value)
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") and not _number(text) else text
+
+
+def _number(text: str) -> bool:
+    try:
+        float(text)
+        return True
+    except ValueError:
+        return False
+
+
 def export_csv(attempts: list[dict], runs: list[dict]) -> str:
     buf = io.StringIO()
     w = csv.writer(buf)
@@ -130,14 +144,14 @@ def export_csv(attempts: list[dict], runs: list[dict]) -> str:
         first = (a["name"], a["exercise"]) not in seen
         seen.add((a["name"], a["exercise"]))
         ex = BANK.get(a["exercise"])
-        w.writerow([a["name"], a["exercise"], ex.lab if ex else "", a["answer"], a["correct"], a["computed"],
+        w.writerow([cell(a["name"]), a["exercise"], ex.lab if ex else "", cell(a["answer"]), a["correct"], a["computed"],
                     a["hint_seen"], a["after_solution"], a["source"], round(a["at"]), first,
                     "; ".join(f"{k}={v}" for k, (v, _) in differs(a).items())])
     w.writerow([])
     w.writerow(["learner", "run", "epoch", "train perplexity", "validation perplexity"])
     for r in runs:
         for row in r["history"]:
-            w.writerow([r["learner"], r["name"], row["epoch"], row["train_ppl"], row["val_ppl"]])
+            w.writerow([cell(r["learner"]), cell(r["name"]), row["epoch"], row["train_ppl"], row["val_ppl"]])
     return buf.getvalue()
 
 

@@ -18,7 +18,7 @@ def overview_table() -> pd.DataFrame:
     rows = []
     for key, ex in BANK.items():
         row = done.get(key)
-        rows.append({"lab": LAB_TITLES[ex.lab], "from": f"the book, #{ex.book}" if ex.book else "RNN Lab",
+        rows.append({"lab": LAB_TITLES[ex.lab], "from": f"the book: {ex.book}" if ex.book else "RNN Lab",
                      "question": ex.question,
                      "your answer": "" if row is None else str(row["answer"]),
                      "result": "not tried" if row is None else "right" if row["correct"] else "wrong",
@@ -85,10 +85,10 @@ def main() -> None:
     st.dataframe(overview_table(), hide_index=True, width="stretch",
                  column_config={"open": st.column_config.LinkColumn("open", display_text="open"),
                                 "question": st.column_config.TextColumn(width="large")})
-    book = sorted({ex.book for ex in BANK.values() if ex.book})
-    st.caption(f"{len(BANK)} exercises; 'the book, #n' marks the book's own end-of-section exercises of the RNN "
-               f"section (#{', #'.join(map(str, book))}), asked in the book's terms. A number is graded within the "
-               "tolerance shown beside its answer box.")
+    book = sum(bool(ex.book) for ex in BANK.values())
+    st.caption(f"{len(BANK)} exercises; {book} of them ('the book: ...') are the book's own end-of-section exercises, "
+               "asked in the book's terms and graded by a run. A number is graded within the tolerance shown beside "
+               "its answer box.")
     save_and_restore()
     assignment_builder()
 

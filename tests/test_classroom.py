@@ -188,3 +188,13 @@ def test_the_teacher_sees_a_learner_who_checked_from_other_settings(root):
     assert roster.loc[roster["learner"] == "Ana", "other settings"].iloc[0] == 1
     chart = next(c for c in teacher.get("plotly_chart") if "first answer" in c.proto.spec)
     assert "Ana: scale=0.5 (exercise: 1.5)" in chart.proto.alt
+
+
+def test_the_class_csv_never_hands_a_spreadsheet_a_formula():
+    from pages.classroom import export_csv
+    rows = [{"name": "=HYPERLINK(\"https://e.x\")", "exercise": "gf_thirty", "answer": -0.5, "correct": False,
+             "computed": 0.04, "hint_seen": False, "after_solution": False, "source": "check", "at": 1, "settings": {}}]
+    text = export_csv(rows, [{"learner": "@SUM(A1)", "name": "tiny #1", "history": [
+        {"epoch": 1, "train_ppl": 9.0, "val_ppl": 8.0}]}])
+    assert "'=HYPERLINK" in text and "'@SUM(A1)" in text
+    assert ",-0.5," in text          # a negative number stays a number

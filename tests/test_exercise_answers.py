@@ -65,6 +65,13 @@ def test_fc_settles__is_the_fixed_point_b_over_one_minus_the_weights():
     assert answer("fc_settles") == pytest.approx(b / (1 - w.sum()), abs=1e-9)
 
 
+def test_fc_no_noise__two_values_by_the_sine_s_own_recurrence():
+    a, t = 0.01, np.arange(1.0, 50.0)
+    assert np.allclose(np.sin(a * (t + 1)) + np.sin(a * (t - 1)), 2 * np.cos(a) * np.sin(a * t), atol=1e-14)
+    assert np.sin(a * 10) == pytest.approx(np.sin(a * (np.pi / a - 10)))   # one value: a rising and a falling twin
+    assert answer("fc_no_noise") == 2
+
+
 # --- Text to tokens: the book's own numbers ------------------------------------------------------------------
 
 def test_tok_table__is_the_book_s_ten_to_the_84():
@@ -177,6 +184,19 @@ def test_gf_regime__numpy_matrix_powers_grow():
     g = np.linalg.matrix_power(W.T, 24) @ (np.ones(32) / np.sqrt(32))
     assert np.max(np.abs(np.linalg.eigvals(W))) > 1.3 and np.linalg.norm(g) > 1e3
     assert answer("gf_regime") == "exploding"
+
+
+def test_gf_power__is_1_2_to_the_10():
+    assert answer("gf_power") == pytest.approx(1.2 ** 10, rel=1e-9)
+
+
+def test_gf_align__power_iteration_by_hand():
+    M = np.diag([1.2, 0.9, 0.5])                 # in its own eigenbasis: the top eigenvector is e_1
+    y = np.random.default_rng(1).standard_normal(3)
+    for _ in range(30):
+        y = M @ y
+    assert abs(y[0]) / np.linalg.norm(y) > 0.99
+    assert answer("gf_align") == "the eigenvector of the largest |eigenvalue|"
 
 
 def test_book_long__0_9_and_1_1_to_the_100():

@@ -80,9 +80,23 @@ def solution(key: str, settings_json: str) -> core_ex.Solution:
     return BANK[key].run(json.loads(settings_json))
 
 
+@st.cache_resource
+def _took() -> dict:
+    """How long each exercise's computation took on this server, the last time it ran (not from the cache)."""
+    return {}
+
+
 def _solve(ex: core_ex.Exercise, settings: dict | None = None) -> core_ex.Solution:
-    with st.spinner("Running the lab's computation ..."):
-        return solution(ex.key, json.dumps({**ex.settings, **(settings or {})}, sort_keys=True))
+    key = json.dumps({**ex.settings, **(settings or {})}, sort_keys=True)
+    last = _took().get((ex.key, key))
+    wait = f" (it took {last:.0f} s the last time on this server)" if last and last >= 1 else ""
+    with st.spinner(f"Running the lab's computation{wait} ..."):
+        t0 = time.perf_counter()
+        sol = solution(ex.key, key)
+        seconds = time.perf_counter() - t0
+    if seconds > 0.05:                      # a real run, not the cache
+        _took()[(ex.key, key)] = seconds
+    return sol
 
 
 # --- assignment links ------------------------------------------------------------------------------------
