@@ -1,4 +1,6 @@
 """RNN Lab: navigation and shared page setup. Each lab lives in pages/, all computation in core/."""
+import threading
+
 import streamlit as st
 
 from core import __version__
@@ -14,6 +16,23 @@ exercises = st.Page("pages/exercises.py", title="Exercises", icon=":material/tas
 classroom = st.Page("pages/classroom.py", title="Class", icon=":material/groups:")
 st.set_option("client.showSidebarNavigation", True)   # the config hides the pages/ folder's menu until here
 nav = st.navigation({"RNN Lab": [chapter, exercises, classroom], "Labs": labs})
+
+
+@st.cache_resource(show_spinner=False)
+def warm_up() -> bool:
+    """Once per server process, in the background: what the slowest first open (Text to tokens) computes at its
+    defaults, so that no learner waits for it. A failure here only means that page computes it on first open."""
+    def work():
+        try:
+            from pages import tokens
+            tokens.warm()
+        except Exception:   # noqa: BLE001 - never let a warm-up break the server
+            pass
+    threading.Thread(target=work, name="rnnlab-warm-up", daemon=True).start()
+    return True
+
+
+warm_up()
 
 # Phones: wide equations shrink and scroll inside their own box rather than widening the page; a lab's controls,
 # stacked above its figures, scroll inside a panel of at most 40% of the screen, so a slider and what it moves

@@ -132,7 +132,7 @@ def network_with_memory() -> cell_demo.WordRun:
     word, hidden, seed = word_controls()
     run = cell_demo.read_word(word, hidden, seed)
     # A one-step word has nothing to slide through: a slider needs two distinct ends.
-    t = st.slider("Time step t", 1, run.steps, 1, key="cell.t") if run.steps > 1 else 1
+    t = url_state.draw(CONTROLS["t"], hi=run.steps) if run.steps > 1 else 1
     step = run.step(t)
     st.markdown(f"Step **t = {t}**: the network reads **'{plain(step.read)}'** and should predict "
                 f"**'{plain(step.target)}'**. "

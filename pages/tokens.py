@@ -314,6 +314,22 @@ def largest_terms(terms: dict[str, int]) -> str:
     return f"Its largest terms here are {first} ({n1:,}) and {second} ({n2:,}).{tail}"
 
 
+def warm() -> None:
+    """What the lab's first open computes at its defaults, done ahead: app.py runs this once per server in the
+    background, so the first learner to open the lab finds it cached (it took seconds otherwise)."""
+    raw = texts.time_machine_or_none()
+    if raw is None:
+        return
+    text = texts.cleaned(raw, CONTROLS["cleaning"].default)
+    kind, size = CONTROLS["tokenizer"].default, CONTROLS["bpe_size"].default
+    texts.encoded(text, kind, size)
+    texts.ngram_statistics(text, kind, size)
+    texts.top_ngrams(text, kind, size, CONTROLS["top_n"].default, 12)
+    texts.bytes_per_token_sweep(text, tuple(SIZES))
+    texts.bpe_merge_history(text, MERGES_SHOWN)
+    texts.ngram_vs_rnn(raw, CONTROLS["alpha"].default)
+
+
 def main() -> None:
     url_state.page("tokens")
     header("tokens")

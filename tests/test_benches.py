@@ -26,6 +26,7 @@ BENCHES = [  # (script, arguments at a tiny size, needs the corpus)
     ("stop_latency.py", [], False),
     ("train_profile.py", ["--repeats", "1"], True),
     ("train_profile.py", ["--preset", "tiny", "--threads", "1", "--repeats", "1"], True),
+    ("waits.py", [], True),   # a browser on an idle server: Act 1's slider and Train
 ]
 NEEDS_D2L = "d2l_concise.py"   # the book's own package, not a dependency of RNN Lab: run by train_speed.py --d2l
 

@@ -1,0 +1,195 @@
+"""The wait budget: a real browser (Playwright on Debian's chromium) presses the app's slow buttons and moves its
+sliders, and this prints, for each, the seconds to the first visible feedback and to the result, on an idle
+server and with K simulated learners moving Forecasting's slider at the same time (bench/load.py's websocket
+learners), as one table from one run.
+
+    python bench/waits.py                 # idle, then 20 learners
+    python bench/waits.py --learners 0,5  # other loads
+
+What is timed, from the click or key press:
+- Train (Tiny, 2 epochs): feedback = the run's status line; result = the first epoch's perplexity on screen.
+- Check on the Training lab's tr_slow exercise (it trains the passage at lr 0.1): feedback = the page's running
+  indicator or the grade; result = the grade.
+- Time both (after the acts): feedback = the spinner; result = the timings table.
+- Text to tokens, first open on a new server, after its home page: feedback = the page's title; result = its
+  last chart drawn and the page's run over.
+- The RNN cell's time-step slider, Act 1's tau slider (one key press): feedback = the slider's new value (drawn
+  by the browser at once); result = the URL carrying the new value, the page's rerun done.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import size  # noqa: E402
+from load import ROOT, Round, Server, one_learner  # noqa: E402
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+class Background:
+    """K simulated learners moving Forecasting's tau slider until stopped (a thread with its own event loop)."""
+
+    def __init__(self, port: int, k: int):
+        self.port, self.k, self.rnd = port, k, Round()
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=lambda: asyncio.run(self._main()), daemon=True)
+
+    async def _main(self) -> None:
+        args = argparse.Namespace(page="forecasting", key="forecasting.tau", values=[2, 4, 8, 16], moves=10 ** 6)
+
+        async def learner(i):
+            task = asyncio.create_task(one_learner(self.port, args, self.rnd, seed=i))
+            while not self.stop.is_set() and not task.done():
+                await asyncio.sleep(0.2)
+            task.cancel()
+        await asyncio.gather(*(learner(i) for i in range(self.k)), return_exceptions=True)
+
+    def __enter__(self):
+        if self.k:
+            self.thread.start()
+            time.sleep(3)        # let them all open the page
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        if self.k:
+            self.thread.join(timeout=30)
+
+
+def timed(page, act, feedback, result, timeout=120) -> tuple[float, float]:
+    """(seconds to feedback, seconds to result) after act(); feedback and result wait on the page."""
+    t0 = time.perf_counter()
+    act()
+    feedback(timeout)
+    t1 = time.perf_counter()
+    result(timeout)
+    return t1 - t0, time.perf_counter() - t0
+
+
+def quiet(page, timeout=60) -> None:
+    """Until Streamlit's running indicator has gone (a rerun finished)."""
+    page.wait_for_timeout(100)
+    page.locator("[data-testid='stStatusWidget']").wait_for(state="detached", timeout=timeout * 1000)
+
+
+def rerun_done(page, before: str, timeout: float) -> None:
+    """After a control moved: its rerun started (the URL changed, or the running indicator showed) and ended."""
+    try:
+        page.wait_for_function("u => location.href !== u || document.querySelector('[data-testid=stStatusWidget]')",
+                               arg=before, timeout=3000)
+    except Exception:   # noqa: BLE001 - a rerun too quick to show either: it is over already
+        pass
+    quiet(page, timeout)
+
+
+def measure_all(base: str, browser, tiny: bool) -> dict[str, tuple[float, float]]:
+    out = {}
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    ms = lambda s: s * 1000   # noqa: E731
+
+    # Text to tokens, its first open on this server, after the app's home page (where a class starts)
+    page.goto(base + "/")
+    page.locator("h1").first.wait_for(timeout=60_000)
+    quiet(page)
+    if not tiny:
+        out["Text to tokens, first open"] = timed(
+            page, lambda: page.goto(base + "/tokens"),
+            lambda t: page.locator("h1").first.wait_for(timeout=ms(t)),
+            lambda t: (page.locator("[data-testid='stPlotlyChart'][aria-label*='pretrained RNN scores']").wait_for(
+                state="attached", timeout=ms(t)), quiet(page, t)))
+
+    sliders = (("Act 1, tau slider", "/?act=1", "Window τ", "ArrowRight"),
+               ("RNN cell, time-step slider", "/rnn_cell", "Time step t", "ArrowRight"))
+    for label, path, slider, key in sliders[:1] if tiny else sliders:
+        page.goto(base + path)
+        handle = page.get_by_role("slider", name=re.compile(slider)).first
+        handle.wait_for(timeout=60_000)
+        quiet(page)
+        before = page.url
+        out[label] = timed(page, lambda: (handle.focus(), page.keyboard.press(key)), lambda t: None,
+                           lambda t: rerun_done(page, before, t))
+
+    if not tiny:
+        page.goto(base + "/?act=5")
+        button = page.get_by_role("button", name=re.compile("Time both"))
+        button.wait_for(timeout=60_000)
+        out["Time both (after the acts)"] = timed(
+            page, button.click,
+            lambda t: page.locator("[data-testid='stSpinner'], [data-testid='stProgress'], [data-testid="
+                                   "'stStatusWidget']").or_(page.get_by_text("seconds per epoch")).first.wait_for(
+                timeout=ms(t)),
+            lambda t: page.get_by_text("seconds per epoch").first.wait_for(timeout=ms(t)))
+
+        page.goto(base + "/training?preset=passage")
+        check = page.locator(".st-key-ex-tr_slow-check button")
+        check.wait_for(timeout=60_000)
+        page.locator(".st-key-ex-tr_slow-answer").get_by_text("no", exact=True).click()
+        quiet(page)
+        out["Check: tr_slow (trains the passage)"] = timed(
+            page, check.click,
+            lambda t: page.locator("[data-testid='stStatusWidget'], [data-testid='stSpinner']").or_(
+                page.get_by_text("You answered no")).first.wait_for(timeout=ms(t)),
+            lambda t: page.get_by_text("You answered no").wait_for(timeout=ms(t)))
+
+    page.goto(base + "/training?preset=tiny&epochs=2")
+    train = page.get_by_role("button", name="Train", exact=True)
+    train.wait_for(timeout=60_000)
+    quiet(page)
+    first_epoch = page.locator("[data-testid='stMetric']", has_text="Train perplexity").locator(
+        "[data-testid='stMetricValue']")
+    out["Train (Tiny): first epoch on screen"] = timed(
+        page, train.click,
+        lambda t: page.get_by_text(re.compile(r"tiny #\d+: ")).first.wait_for(timeout=ms(t)),
+        lambda t: page.wait_for_function(
+            "() => [...document.querySelectorAll('[data-testid=stMetric]')].some(m => m.innerText.includes("
+            "'Train perplexity') && /\\d/.test(m.querySelector('[data-testid=stMetricValue]').innerText))",
+            timeout=ms(t)))
+    del first_epoch
+    page.get_by_text(re.compile(r"tiny #\d+: (finished|stopped)")).first.wait_for(timeout=300_000)
+    page.close()
+    return out
+
+
+def main() -> None:
+    from playwright.sync_api import sync_playwright
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--learners", default=size("0,20", "0"))
+    args = ap.parse_args()
+    loads = [int(k) for k in args.learners.split(",")]
+    env = dict(os.environ, RNNLAB_MAX_CPU_RUNS="1")
+    tables = {}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM)
+        for k in loads:
+            server = Server(env)       # a fresh server for each load: Text to tokens' first open is a first
+            try:
+                with Background(server.port, k) as bg:
+                    tables[k] = measure_all(f"http://127.0.0.1:{server.port}", browser, tiny=size(False, True))
+                    reruns = bg.rnd.reruns
+                if k:
+                    print(f"{k} learners: their median rerun {1000 * statistics.median(reruns):.0f} ms over "
+                          f"{len(reruns)} moves, {len(bg.rnd.errors)} errors", flush=True)
+            finally:
+                server.stop()
+        browser.close()
+    names = list(next(iter(tables.values())))
+    head = "| wait | " + " | ".join(f"{k} learners: feedback / result (s)" for k in loads) + " |"
+    print(head)
+    print("|" + " --- |" * (len(loads) + 1))
+    for name in names:
+        cells = [f"{tables[k][name][0]:.2f} / {tables[k][name][1]:.2f}" for k in loads]
+        print(f"| {name} | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()
