@@ -167,3 +167,33 @@ def test_the_training_lab_honours_hide_and_keeps_the_link_s_values():
     assert "Learning rate" not in labels and "Epochs" not in labels and "Hidden units" in labels
     assert any("fixes: Learning rate 0.002, Epochs 2" in shown(c) for c in at.caption)
     assert at.session_state["tr.tiny.lr"] == 0.002
+
+
+def test_answers_are_kept_on_disk_for_every_process_and_recomputed_when_core_changes(tmp_path, monkeypatch):
+    """Issue 29: a check whose answer the server has computed does not compute it again (another web process or a
+    restart reads it from the store's folder); a change to core/ computes it afresh; cleanup leaves it alone."""
+    from core import exercise_cache
+    from core.runs import store
+    ex = BANK["gf_thirty"]
+    first = exercise_cache.solve(ex, root=tmp_path)
+    calls = []
+    monkeypatch.setattr(type(ex), "run", lambda self, s=None: calls.append(s) or first)
+    again = exercise_cache.solve(ex, root=tmp_path)
+    assert calls == [] and again == first                          # read back, equal in every field
+    exercise_cache.solve(ex, {"scale": 0.5}, root=tmp_path)
+    assert len(calls) == 1                                         # other settings: computed
+    monkeypatch.setattr(exercise_cache, "code_version", lambda: "another core")
+    exercise_cache.solve(ex, root=tmp_path)
+    assert len(calls) == 2                                         # another core: computed afresh
+    (tmp_path / "classroom.sqlite3").write_text("x")
+    assert store.cleanup(0, 0, root=tmp_path, recent_s=0) == []
+    assert (tmp_path / exercise_cache.FOLDER).is_dir() and (tmp_path / "classroom.sqlite3").exists()
+
+
+def test_every_stored_answer_reads_back_as_it_was_computed(tmp_path):
+    from core import exercise_cache
+    for ex in BANK.values():
+        if ex.needs_corpus and corpus_path() is None:
+            continue
+        sol = ex.run()
+        assert exercise_cache.from_json(exercise_cache.to_json(sol)) == sol, ex.key

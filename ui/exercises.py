@@ -20,7 +20,7 @@ from core import exercises as core_ex
 from core.exercise_bank import BANK, for_lab
 from core.lab_settings import url_query
 from core.settings import short
-from core import classroom
+from core import classroom, exercise_cache
 from ui import learner, url_state
 from ui.common import lab_link, plain
 
@@ -76,8 +76,9 @@ def hint(ex: core_ex.Exercise) -> None:
 
 @st.cache_data(show_spinner=False, max_entries=256)
 def solution(key: str, settings_json: str) -> core_ex.Solution:
-    """An exercise run with these settings (cached: the same settings give the same numbers)."""
-    return BANK[key].run(json.loads(settings_json))
+    """An exercise run with these settings (the same settings give the same numbers: cached in this process, and
+    on disk for every process of the server and after a restart, core.exercise_cache)."""
+    return exercise_cache.solve(BANK[key], json.loads(settings_json))
 
 
 @st.cache_resource

@@ -1,0 +1,72 @@
+"""Exercise answers computed once per server for every learner and every web process, and kept across restarts:
+a solution is stored as JSON in the run store's folder (RNNLAB_RUNS_DIR/.exercise_answers/), keyed by the
+exercise, its settings and the source of core/ (any change to the maths computes it afresh). Only the server
+writes these files, and they are read as JSON, never unpickled. The folder's name is not a run's key, so the
+store's cleanup leaves it alone.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from functools import cache
+from pathlib import Path
+
+from core.exercises import Exercise, Solution
+
+FOLDER = ".exercise_answers"
+CORE = Path(__file__).resolve().parent
+
+
+@cache
+def code_version() -> str:
+    """A digest of every source file of core/: what an answer was computed with."""
+    digest = hashlib.sha1()
+    for path in sorted(CORE.rglob("*.py")):
+        digest.update(path.relative_to(CORE).as_posix().encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def answer_file(ex: Exercise, settings: dict, root: Path | None = None) -> Path:
+    from core.runs.store import store_root
+    key = json.dumps({"exercise": ex.key, "settings": settings, "code": code_version()}, sort_keys=True)
+    return (root or store_root()) / FOLDER / f"{ex.key}-{hashlib.sha1(key.encode()).hexdigest()[:24]}.json"
+
+
+def _plain(value):
+    """numpy numbers as Python ones, for JSON."""
+    return value.item() if hasattr(value, "item") else value
+
+
+def to_json(sol: Solution) -> str:
+    return json.dumps({"answer": _plain(sol.answer), "explanation": sol.explanation,
+                       "numbers": {k: _plain(v) for k, v in sol.numbers.items()},
+                       "mistakes": [[_plain(v), why] for v, why in sol.mistakes.items()]})
+
+
+def from_json(text: str) -> Solution:
+    d = json.loads(text)
+    if not isinstance(d, dict) or not isinstance(d.get("explanation"), str):
+        raise ValueError("not a stored answer")
+    return Solution(d["answer"], d["explanation"], dict(d["numbers"]),
+                    {float(v): str(why) for v, why in d["mistakes"]})
+
+
+def solve(ex: Exercise, settings: dict | None = None, root: Path | None = None) -> Solution:
+    """The exercise's solution with these settings: stored, or computed now and stored for the next learner."""
+    settings = {**ex.settings, **(settings or {})}
+    path = answer_file(ex, settings, root)
+    try:
+        return from_json(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    sol = ex.run(settings)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(to_json(sol), encoding="utf-8")
+        os.replace(tmp, path)
+    except (OSError, TypeError, ValueError):   # a read-only store, or an answer JSON cannot hold: just not kept
+        pass
+    return sol
