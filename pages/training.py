@@ -253,6 +253,23 @@ def live_panel(running: bool) -> None:
         run_panel()
 
 
+def progress_where_pressed() -> None:
+    """Under the Train button, where the learner is looking: the run's progress in one line, with an estimate
+    (its curves and samples are at the top of the page)."""
+    job = next((j for j in job_manager().for_session(session_id()) if j.active), None)
+    if job is None:
+        return
+    p = job.progress
+    if job.status == Status.QUEUED or p is None:
+        st.progress(0.0, text=f"{job.name}: {job.status} ... (its progress appears here and at the top of the page)")
+        return
+    left = f", about {p.eta:.0f} s left" if math.isfinite(p.eta) else ""
+    ppl = f"; validation perplexity {p.val_ppl:.2f}" if math.isfinite(p.val_ppl) else ""
+    st.progress(p.step / p.total_steps if p.total_steps else 0.0,
+                text=f"{job.name}: epoch {p.epoch}/{job.config.epochs}, step {p.step}/{p.total_steps}{left}{ppl}. "
+                     "Its curves and samples are at the top of the page.")
+
+
 def run_panel() -> None:
     mine = job_manager().for_session(session_id())
     current = [j for j in mine if j.active]
@@ -379,6 +396,8 @@ def main() -> None:
     preset = choose_preset()
     seed_form_from_url(preset)
     source, submitted = settings_form_rows(preset, busy=bool(active))
+    if active:
+        st.fragment(run_every=POLL_SECONDS)(progress_where_pressed)()
     if submitted:
         start_run(preset, source, len(mine) + 1)
     upload_box()

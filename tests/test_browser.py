@@ -319,9 +319,9 @@ def test_on_a_phone_a_lab_s_controls_and_its_first_figure_share_the_screen(brows
 
 def test_a_class_teacher_and_two_learners(browser, app_url, corpus_file):
     """Issue 26: a teacher starts a class; two learners join in their own browsers; Ana answers wrong first and
-    then right, reloads and follows a second assignment link (without her code in it: the browser remembers
-    her), and trains a run; the teacher's view shows both learners with their first-attempt scores, how the
-    class answered, and Ana's curve."""
+    then right and reloads; each follows a second assignment link (without their code in it: the browser
+    remembers them) and trains a run at the learning rate the link fixes; the teacher's view shows both learners
+    with their first-attempt scores, how the class answered, and both curves."""
     teacher = browser.new_context(viewport={"width": 1400, "height": 1800}).new_page()
     teacher.goto(app_url + "/classroom")
     teacher.get_by_label("Class name").fill("Tuesday RNNs")
@@ -347,9 +347,10 @@ def test_a_class_teacher_and_two_learners(browser, app_url, corpus_file):
     ana = learners["Ana"]
     ana.reload()
     expect(ana.get_by_text("You answered exploding.")).to_be_visible(timeout=30_000)
-    ana.goto(app_url + "/training?preset=tiny&epochs=1")          # a second link: no code in it
-    ana.get_by_role("button", name="Train", exact=True).click()
-    expect(ana.get_by_text("tiny #1: finished")).to_be_visible(timeout=120_000)
+    for page, lr in ((ana, "0.01"), (learners["Ben"], "0.001")):   # a sweep: each learner's own learning rate
+        page.goto(app_url + f"/training?preset=tiny&epochs=1&lr={lr}&hide=lr")   # a second link: no code in it
+        page.get_by_role("button", name="Train", exact=True).click()
+        expect(page.get_by_text("tiny #1: finished")).to_be_visible(timeout=120_000)
     teacher.goto(teacher.url.split("&")[0] + "&show=gf_regime")
     roster = teacher.locator("[data-testid='stDataFrame']").first
     expect(roster).to_contain_text("Ana", timeout=30_000)
@@ -357,7 +358,7 @@ def test_a_class_teacher_and_two_learners(browser, app_url, corpus_file):
     chart = teacher.locator("[data-testid='stPlotlyChart'][aria-label*='learners answered']")
     expect(chart).to_have_attribute("aria-label", re.compile(r"2 of 2 learners answered; 1 right on their first"))
     runs = teacher.locator("[data-testid='stPlotlyChart'][aria-label*='Ana tiny']")
-    expect(runs).to_have_attribute("aria-label", re.compile(r"1 run: Ana tiny #1"), timeout=30_000)
+    expect(runs).to_have_attribute("aria-label", re.compile(r"2 runs: Ana tiny #1 .*; Ben tiny #1"), timeout=30_000)
     no_exception(teacher)
     for page in (teacher, *learners.values()):
         page.context.close()

@@ -94,6 +94,8 @@ def test_training_page_stop(corpus_file):
     at = page("training", preset="whole", timeout=120).run()
     at.button[0].click().run()
     assert rerun_until(at, lambda a: any(b.label == "Stop" for b in a.button) and bool(a.metric), seconds=30)
+    # Issue 29: the progress also shows under the Train button, where the learner pressed it
+    assert any("at the top of the page" in str(e.proto) for e in at.get("progress"))
     [b for b in at.button if b.label == "Stop"][0].click().run()
     assert rerun_until(at, has_subheader("stopped"), seconds=30)
     assert not at.exception
