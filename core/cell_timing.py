@@ -3,6 +3,7 @@ machine it runs on: what "the concise version" after the chapter's acts shows.""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Callable
 
 import numpy as np
 
@@ -19,15 +20,20 @@ class CellTiming:
 
 
 def time_cells(raw_text: str, cells: tuple[str, ...] = ("scratch", "torch"), epochs: int = 4,
-               seed: int = 0) -> list[CellTiming]:
-    """The passage run for a few epochs with each cell: the same recurrence written two ways, timed here."""
+               seed: int = 0, on_progress: Callable[[float, str], None] | None = None) -> list[CellTiming]:
+    """The passage run for a few epochs with each cell: the same recurrence written two ways, timed here.
+    on_progress(fraction done, the cell's label) is called as the runs go (a few times a second)."""
     from core.cells import get_cell
     from core.runs.loop import train
 
     epochs = check_int("epochs", epochs, 2, 100)
     out = []
-    for name in cells:
-        result = train(replace(config(seed), cell=get_cell(name).name, epochs=epochs), text=raw_text)
+    for i, name in enumerate(cells):
+        def report(p, i=i, label=get_cell(name).label):
+            if on_progress is not None and p.total_steps:
+                on_progress((i + p.step / p.total_steps) / len(cells), label)
+        result = train(replace(config(seed), cell=get_cell(name).name, epochs=epochs), text=raw_text,
+                       on_progress=report, report_every=0.2)
         times = np.diff([row.elapsed for row in result.history])
         out.append(CellTiming(name, get_cell(name).label, float(np.median(times)), result.history[-1].train_ppl))
     return out

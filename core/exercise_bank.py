@@ -8,7 +8,7 @@ from dataclasses import replace
 import numpy as np
 
 from core import cell_demo, forecast, gradflow, ngrams, param_counts, tokens
-from core.exercises import CHOICE, NUMBER, Exercise, Solution
+from core.exercises import CHOICE, NUMBER, Exercise, Solution, report
 
 
 # --- Forecasting -------------------------------------------------------------------------------------------
@@ -329,7 +329,7 @@ def untrained_perplexity(s: dict) -> Solution:
     from core.runs.loop import train
     cfg = replace(PRESETS["book"].config, num_train=s["windows"], num_val=100, epochs=1, hidden_size=s["h"],
                   seed=s.get("seed", 0))
-    r = train(cfg, text=load_corpus())
+    r = train(cfg, text=load_corpus(), on_progress=report, report_every=0.25)
     start, V = r.history[0].train_ppl, len(r.lm.vocab)
     gap = abs(start - V) / V
     return Solution(start, f"Before the first step the perplexity on the training windows is {start:.3f}, against "
@@ -344,7 +344,8 @@ def _passage(s: dict, **overrides):
     from core import passage
     from core.corpus import load_corpus
     from core.runs.loop import train
-    return train(replace(passage.config(s.get("seed", 0)), **overrides), text=load_corpus())
+    return train(replace(passage.config(s.get("seed", 0)), **overrides), text=load_corpus(), on_progress=report,
+                 report_every=0.25)
 
 
 def slow_learning_rate(s: dict) -> Solution:

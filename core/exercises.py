@@ -9,10 +9,22 @@ from __future__ import annotations
 
 import math
 import sys
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Callable
 
 CHOICE, NUMBER = "choice", "number"
+
+# Where an exercise that trains reports its progress (a training run's Progress), set by whoever waits for it
+# (ui.exercises shows a progress bar with an estimate); None: nobody is watching.
+REPORT: ContextVar[Callable | None] = ContextVar("exercise_report", default=None)
+
+
+def report(progress) -> None:
+    """The on_progress of an exercise's training run: passed on to whoever waits (REPORT), if anyone."""
+    watcher = REPORT.get()
+    if watcher is not None:
+        watcher(progress)
 
 
 @dataclass

@@ -206,3 +206,13 @@ def test_act_two_shows_ids_the_chain_rule_and_defines_counting_before_its_chart(
     assert any("version 1.0" in c.value and "BPE" in c.value for c in at.caption)
     links = json.dumps([str(p.proto) for p in at.get("page_link")])
     assert "tok=bpe" in links
+
+
+def test_time_both_shows_its_timings(corpus_file):
+    """Issue 29: Time both ran behind a bare spinner; it now reports its progress as it goes (tested in
+    test_passage.py) and ends with the table."""
+    at = page("chapter", act="5", timeout=120).run()
+    at.button(key="chapter.time_cells").click().run()
+    assert not at.exception
+    table = next(d.value for d in at.dataframe if "seconds per epoch" in d.value.columns)
+    assert len(table) == 2 and (table["seconds per epoch"] > 0).all()

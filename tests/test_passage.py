@@ -136,8 +136,14 @@ def test_a_fixed_window_model_grows_with_its_window_and_an_rnn_does_not():
 
 
 def test_time_cells_runs_the_scratch_loop_and_nn_rnn(corpus_text):
-    timings = cell_timing.time_cells(corpus_text, ("scratch", "torch"), epochs=2)
+    seen = []
+    timings = cell_timing.time_cells(corpus_text, ("scratch", "torch"), epochs=2,
+                                     on_progress=lambda done, label: seen.append((done, label)))
     assert [t.cell for t in timings] == ["scratch", "torch"]
+    # the progress it reports (issue 29: Time both showed a bare spinner): both runs, in order, towards 1
+    fractions = [d for d, _ in seen]
+    assert fractions == sorted(fractions) and fractions[-1] == pytest.approx(1.0)
+    assert {label for _, label in seen} == {t.label for t in timings}
     assert all(t.seconds_per_epoch > 0 and 1 < t.perplexity < 40 for t in timings)
 
 

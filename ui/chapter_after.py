@@ -3,6 +3,8 @@ timed here, three things to remember, and every lab. Part of the chapter's page 
 its fifth stop and hands in the one lab figure it shows), not a page of its own."""
 from __future__ import annotations
 
+import time
+
 import pandas as pd
 import streamlit as st
 
@@ -81,8 +83,14 @@ def concise_version(raw: str | None) -> None:
         texts.missing_corpus_message()
         return
     if st.button("Time both: four epochs of each", key="chapter.time_cells"):
-        with st.spinner("Training four epochs with each ..."):
-            st.session_state["chapter.timings"] = cell_timing.time_cells(raw)
+        bar, t0 = st.progress(0.0, text="Starting the first run ..."), time.perf_counter()
+
+        def shown(done: float, label: str) -> None:
+            spent = time.perf_counter() - t0
+            left = f", about {spent * (1 - done) / done:.0f} s left" if done > 0.1 else ""
+            bar.progress(min(done, 1.0), text=f"Training {label}: {100 * done:.0f}% of both runs{left}")
+        st.session_state["chapter.timings"] = cell_timing.time_cells(raw, on_progress=shown)
+        bar.empty()
     timings = st.session_state.get("chapter.timings")
     if timings:
         st.dataframe(pd.DataFrame([{"cell": t.label, "seconds per epoch": round(t.seconds_per_epoch, 3),

@@ -9,6 +9,7 @@ the named controls fixed at the link's values.
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import time
@@ -74,7 +75,7 @@ def hint(ex: core_ex.Exercise) -> None:
                 pass
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
+@functools.lru_cache(maxsize=256)      # not st.cache_data: a training check draws its progress while it computes
 def solution(key: str, settings_json: str) -> core_ex.Solution:
     """An exercise run with these settings (the same settings give the same numbers: cached in this process, and
     on disk for every process of the server and after a restart, core.exercise_cache)."""
@@ -92,8 +93,19 @@ def _solve(ex: core_ex.Exercise, settings: dict | None = None) -> core_ex.Soluti
     last = _took().get((ex.key, key))
     wait = f" (it took {last:.0f} s the last time on this server)" if last and last >= 1 else ""
     with st.spinner(f"Running the lab's computation{wait} ..."):
-        t0 = time.perf_counter()
-        sol = solution(ex.key, key)
+        t0, bar = time.perf_counter(), st.empty()
+
+        def progress(p) -> None:   # an exercise that trains: how far, and about how long is left
+            done = p.step / p.total_steps if p.total_steps else 0.0
+            spent = time.perf_counter() - t0
+            left = f", about {spent * (1 - done) / done:.0f} s left" if done > 0.1 else ""
+            bar.progress(min(done, 1.0), text=f"Training for this check: epoch {p.epoch}, {100 * done:.0f}%{left}")
+        watching = core_ex.REPORT.set(progress)
+        try:
+            sol = solution(ex.key, key)
+        finally:
+            core_ex.REPORT.reset(watching)
+            bar.empty()
         seconds = time.perf_counter() - t0
     if seconds > 0.05:                      # a real run, not the cache
         _took()[(ex.key, key)] = seconds

@@ -5,7 +5,6 @@ the learner's progress again. There are no accounts: the token is the key, and "
 from __future__ import annotations
 
 import streamlit as st
-import streamlit.components.v1 as components
 
 from core import classroom
 from ui.common import plain
@@ -52,8 +51,8 @@ def remember(token: str | None) -> None:
     value, age = (token, 365 * 24 * 3600) if token else ("", 0)
     if token is not None and not classroom.is_token(token):
         return
-    components.html(f"<script>document.cookie = '{COOKIE}={value}; path=/; max-age={age}; SameSite=Strict';"
-                    "</script>", height=0)
+    st.iframe(f"<script>document.cookie = '{COOKIE}={value}; path=/; max-age={age}; SameSite=Strict';</script>",
+              height=1)
     st.session_state[_COOKIE_SET] = token
 
 
