@@ -144,7 +144,8 @@ def export_csv(attempts: list[dict], runs: list[dict]) -> str:
         first = (a["name"], a["exercise"]) not in seen
         seen.add((a["name"], a["exercise"]))
         ex = BANK.get(a["exercise"])
-        w.writerow([cell(a["name"]), a["exercise"], ex.lab if ex else "", cell(a["answer"]), a["correct"], a["computed"],
+        w.writerow([cell(a["name"]), a["exercise"], ex.lab if ex else "", cell(a["answer"]), a["correct"],
+                    a["computed"],
                     a["hint_seen"], a["after_solution"], a["source"], round(a["at"]), first,
                     "; ".join(f"{k}={v}" for k, (v, _) in differs(a).items())])
     w.writerow([])
