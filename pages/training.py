@@ -260,8 +260,11 @@ def progress_where_pressed() -> None:
     if job is None:
         return
     p = job.progress
-    if job.status == Status.QUEUED or p is None:
-        st.progress(0.0, text=f"{job.name}: {job.status} ... (its progress appears here and at the top of the page)")
+    if job.status == Status.QUEUED:
+        st.progress(0.0, text="Waiting in the queue for a free training slot: the top of the page says where.")
+        return
+    if p is None:
+        st.progress(0.0, text="Starting the run: preparing the data ...")
         return
     left = f", about {p.eta:.0f} s left" if math.isfinite(p.eta) else ""
     ppl = f"; validation perplexity {p.val_ppl:.2f}" if math.isfinite(p.val_ppl) else ""
