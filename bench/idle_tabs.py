@@ -16,7 +16,7 @@ import sys
 import time
 import urllib.request
 
-from common import ROOT
+from common import ROOT, size
 
 
 def cpu_seconds(pid: int) -> float:
@@ -56,7 +56,7 @@ def main() -> None:
                 for tab in tabs:
                     tab.goto(url + page_path)
                     tab.wait_for_selector("h1", timeout=60_000)
-                time.sleep(5)   # let the first renders finish
+                time.sleep(size(5, 1))   # let the first renders finish (a tiny run only checks the bench runs)
                 before = cpu_seconds(server.pid)
                 time.sleep(args.seconds)
                 used = cpu_seconds(server.pid) - before
