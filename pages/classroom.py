@@ -17,7 +17,7 @@ from core.exercise_bank import BANK
 from core.lab_settings import controls_of, url_query
 from core.runs import store
 from ui import learner, url_state
-from ui.common import chart_text, plain
+from ui.common import chart_text, csv_cell, plain
 from ui.plots import show, style
 
 CONTROLS = controls_of("classroom")
@@ -120,20 +120,6 @@ def roster_table(info: classroom.ClassInfo, attempts: list[dict], hints: list, r
                                        "hints opened", "runs", "other settings"])
 
 
-def cell(value) -> str:
-    """A CSV cell a spreadsheet shows as text: a learner's name such as '=HYPERLINK(...)' is not run as a formula."""
-    text = str(value)
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") and not _number(text) else text
-
-
-def _number(text: str) -> bool:
-    try:
-        float(text)
-        return True
-    except ValueError:
-        return False
-
-
 def export_csv(attempts: list[dict], runs: list[dict]) -> str:
     buf = io.StringIO()
     w = csv.writer(buf)
@@ -144,7 +130,7 @@ def export_csv(attempts: list[dict], runs: list[dict]) -> str:
         first = (a["name"], a["exercise"]) not in seen
         seen.add((a["name"], a["exercise"]))
         ex = BANK.get(a["exercise"])
-        w.writerow([cell(a["name"]), a["exercise"], ex.lab if ex else "", cell(a["answer"]), a["correct"],
+        w.writerow([csv_cell(a["name"]), a["exercise"], ex.lab if ex else "", csv_cell(a["answer"]), a["correct"],
                     a["computed"],
                     a["hint_seen"], a["after_solution"], a["source"], round(a["at"]), first,
                     "; ".join(f"{k}={v}" for k, (v, _) in differs(a).items())])
@@ -152,7 +138,7 @@ def export_csv(attempts: list[dict], runs: list[dict]) -> str:
     w.writerow(["learner", "run", "epoch", "train perplexity", "validation perplexity"])
     for r in runs:
         for row in r["history"]:
-            w.writerow([cell(r["learner"]), cell(r["name"]), row["epoch"], row["train_ppl"], row["val_ppl"]])
+            w.writerow([csv_cell(r["learner"]), csv_cell(r["name"]), row["epoch"], row["train_ppl"], row["val_ppl"]])
     return buf.getvalue()
 
 

@@ -28,7 +28,7 @@ def overview_table() -> pd.DataFrame:
 
 
 def score() -> None:
-    done = exercises.progress()
+    done = exercises.progress(fresh=True)   # drawn first: reads the records again (answers from other tabs too)
     right = sum(r["correct"] for r in done.values())
     c1, c2, c3 = st.columns(3)
     c1.metric("Answered", f"{len(done)} of {len(BANK)}")

@@ -198,3 +198,12 @@ def test_the_class_csv_never_hands_a_spreadsheet_a_formula():
         {"epoch": 1, "train_ppl": 9.0, "val_ppl": 8.0}]}])
     assert "'=HYPERLINK" in text and "'@SUM(A1)" in text
     assert ",-0.5," in text          # a negative number stays a number
+
+
+def test_a_chart_s_data_csv_never_hands_a_spreadsheet_a_formula():
+    import plotly.graph_objects as go
+
+    from ui.plots import figure_csv
+    fig = go.Figure(go.Scatter(x=[-0.5, 2.0], y=["=cmd|' /C calc'!A0", "Ben"], name="@first answers"))
+    text = figure_csv(fig)
+    assert "'=cmd" in text and "'@first answers" in text and ",-0.5," in text

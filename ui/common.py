@@ -78,6 +78,19 @@ def plain(text: object, limit: int = MAX_SHOWN) -> str:
     return "".join("\\" + ch if ch in _MARKDOWN_SPECIAL else ch for ch in text)
 
 
+def csv_cell(value) -> object:
+    """A value for a CSV a spreadsheet may open: text that starts like a formula ('=HYPERLINK(...)', '@SUM(...)',
+    a learner's name or a stored label) gets a leading apostrophe, so it shows as text and never runs. Numbers stay
+    numbers."""
+    if not isinstance(value, str) or value[:1] not in ("=", "+", "-", "@", "\t", "\r"):
+        return value
+    try:
+        float(value)
+        return value
+    except ValueError:
+        return "'" + value
+
+
 def chart_text(text: object, limit: int = MAX_SHOWN) -> str:
     """A user's or a stored file's value as chart text: Plotly renders a few HTML tags in its labels (<a href>
     among them), so the angle brackets become look-alikes that are only text."""

@@ -29,15 +29,23 @@ PROGRESS = "_rnnlab_exercise_progress"
 MAX_PROGRESS_BYTES = 100_000
 
 
-def progress() -> dict:
+_READ = "_rnnlab_progress_read"   # (learner token, their progress) as last read from the records this session
+
+
+def progress(fresh: bool = False) -> dict:
     """exercise key -> the first attempt {"answer", "correct", "at", "tries", "latest", "latest_correct"}: from the
-    server's records for a known learner, else from this tab (when the records cannot be written)."""
+    server's records for a known learner (read once, and again after each attempt this session keeps, or when
+    fresh), else from this tab (when the records cannot be written)."""
     who = learner.current()
     if who is not None:
-        try:
-            return classroom.progress(who.token)
-        except ValueError:
-            pass
+        read = st.session_state.get(_READ)
+        if fresh or read is None or read[0] != who.token:
+            try:
+                read = st.session_state[_READ] = (who.token, classroom.progress(who.token))
+            except ValueError:
+                read = None
+        if read is not None:
+            return read[1]
     return st.session_state.setdefault(PROGRESS, {})
 
 
@@ -53,6 +61,7 @@ def keep(ex: core_ex.Exercise, answer, correct: bool, computed, source: str = "c
         try:
             classroom.record_attempt(token, ex.key, answer, correct, computed, source,
                                      settings=page_settings(ex) if source == "check" else None)
+            st.session_state.pop(_READ, None)
             return
         except ValueError:
             pass

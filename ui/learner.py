@@ -12,6 +12,7 @@ from ui.common import plain
 ME = "me"
 COOKIE = "rnnlab_me"
 _SESSION = "_rnnlab_learner"
+_WHO = "_rnnlab_learner_record"     # the learner's record, read once per session (not on every rerun)
 _COOKIE_SET = "_rnnlab_cookie_set"
 
 
@@ -58,7 +59,12 @@ def remember(token: str | None) -> None:
 
 def current() -> classroom.Learner | None:
     token = st.session_state.get(_SESSION)
-    return _lookup(token) if token else None
+    if not token:
+        return None
+    who = st.session_state.get(_WHO)
+    if who is None or who.token != token:
+        who = st.session_state[_WHO] = _lookup(token)
+    return who
 
 
 def ensure() -> str | None:
@@ -76,6 +82,7 @@ def ensure() -> str | None:
 
 
 def become(token: str) -> None:
+    st.session_state.pop(_WHO, None)     # read again: joining a class changes the record
     st.session_state[_SESSION] = token
     st.query_params[ME] = token
 
@@ -83,6 +90,7 @@ def become(token: str) -> None:
 def forget() -> None:
     """'Not you?': this browser forgets the learner (their answers stay on the server under their code)."""
     st.session_state.pop(_SESSION, None)
+    st.session_state.pop(_WHO, None)
     if ME in st.query_params:
         del st.query_params[ME]
     remember(None)

@@ -123,7 +123,9 @@ def _cells(values) -> list:
 
 
 def figure_csv(fig: go.Figure) -> str:
-    """Every trace's numbers as rows: trace, x, y (and z for heatmaps, one row per cell)."""
+    """Every trace's numbers as rows: trace, x, y (and z for heatmaps, one row per cell). Labels that start like a
+    spreadsheet formula (a learner's name, a typed text) are written as text (ui.common.csv_cell)."""
+    from ui.common import csv_cell
     buf = io.StringIO()
     w = csv.writer(buf)
     w.writerow(["trace", "x", "y", "z"])
@@ -136,11 +138,11 @@ def figure_csv(fig: go.Figure) -> str:
             ys = _cells(trace.y) or list(range(z.shape[0]))
             for r, yv in enumerate(ys):
                 for c, xv in enumerate(xs):
-                    w.writerow([name, xv, yv, z[r, c]])
+                    w.writerow([csv_cell(name), csv_cell(xv), csv_cell(yv), z[r, c]])
             continue
         xs, ys = _cells(getattr(trace, "x", None)), _cells(getattr(trace, "y", None))
         for xv, yv in zip(xs or range(len(ys)), ys):
-            w.writerow([name, xv, yv, ""])
+            w.writerow([csv_cell(name), csv_cell(xv), csv_cell(yv), ""])
     return buf.getvalue()
 
 
