@@ -166,6 +166,18 @@ OVERLAPS = """() => { const out = [];
   return out; }"""
 
 
+SETTLED = """() => !document.querySelector('[data-testid="stStatusWidget"]')
+  && [...document.querySelectorAll('[data-testid="stPlotlyChart"]')]
+       .every(c => c.offsetParent === null || c.querySelector('svg.main-svg'))"""
+
+
+def settled(page: Page) -> None:
+    """Until the page's run is over and every chart on screen has drawn itself (then two animation frames, so the
+    browser has laid the labels out): the state the layout checks read."""
+    page.wait_for_function(SETTLED, timeout=30_000)
+    page.evaluate("() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))")
+
+
 def test_chart_labels_never_overlap_on_a_desktop(page: Page, app_url):
     from conftest import corpus_path
     shown = [lab for lab in labs() if lab.charts and (corpus_path() is not None or not lab.corpus_charts)]
@@ -176,7 +188,7 @@ def test_chart_labels_never_overlap_on_a_desktop(page: Page, app_url):
         if tabs.get(path):   # its charts are on another tab of the lab
             page.get_by_role("tab", name=tabs[path]).click()
         expect(page.locator("[data-testid='stPlotlyChart']:visible").first).to_be_visible(timeout=30_000)
-        page.wait_for_timeout(1500)
+        settled(page)
         assert page.evaluate(OVERLAPS) == [], path
 
 
@@ -186,7 +198,7 @@ def test_no_page_scrolls_sideways_on_a_phone(browser, app_url, shots_dir):
         for path in PHONE_PAGES:
             phone.goto(app_url + path)
             expect(phone.locator("h1").first).to_be_visible(timeout=30_000)
-            phone.wait_for_timeout(1500)
+            settled(phone)
             assert phone.evaluate(OVERFLOW) == [0, 0, 0, 0], path   # no sideways scroll; every chart labelled
             assert phone.evaluate(OVERLAPS) == [], path              # and no chart's labels run into each other
         phone.screenshot(path=str(shots_dir / "training_phone.png"), full_page=True)
