@@ -329,6 +329,9 @@ def test_on_a_phone_a_lab_s_controls_and_its_first_figure_share_the_screen(brows
         phone.close()
 
 
+from test_deploy import remembered  # noqa: E402
+
+
 def test_a_class_teacher_and_two_learners(browser, app_url, corpus_file):
     """Issue 26: a teacher starts a class; two learners join in their own browsers; Ana answers wrong first and
     then right and reloads; each follows a second assignment link (without their code in it: the browser
@@ -347,6 +350,7 @@ def test_a_class_teacher_and_two_learners(browser, app_url, corpus_file):
         page.get_by_label("Your name, as your teacher knows you").fill(name)
         page.get_by_role("button", name="Join").click()
         expect(page.get_by_text("your answers reach your teacher")).to_be_visible(timeout=30_000)
+        remembered(page)
         learners[name] = page
     link = "/gradient_flow?ex=gf_regime&scale=1.5&tanh=0&hide=scale,tanh"
     for name, answers in (("Ana", ("stable", "exploding")), ("Ben", ("exploding",))):

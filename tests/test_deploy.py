@@ -69,6 +69,15 @@ def class_site(tmp_path_factory):
                 p.kill()
 
 
+def remembered(page, seconds: float = 30) -> None:
+    """Until the browser holds the learner's cookie (set by a tiny frame just after joining): a link opened next,
+    without the code in it, then finds the learner."""
+    deadline = time.time() + seconds
+    while not any(c["name"] == "rnnlab_me" for c in page.context.cookies()):
+        assert time.time() < deadline, "the learner's cookie was never set"
+        page.wait_for_timeout(100)
+
+
 def server_of(context) -> str:
     return next(c["value"] for c in context.cookies() if c["name"] == "RNNLAB_SERVER")
 
@@ -101,25 +110,27 @@ def test_a_class_is_shared_by_both_processes(browser, class_site):
     """Issue 26: the teacher's process and a learner's process are different ones; the class records (SQLite in
     the shared run store) are the same for both."""
     teacher_ctx = browser.new_context(viewport={"width": 1280, "height": 1200})
-    teacher_ctx.add_cookies([{"name": "RNNLAB_SERVER", "value": "app1", "url": class_site}])
     teacher = teacher_ctx.new_page()
     teacher.goto(class_site + "/classroom")
     teacher.get_by_label("Class name").fill("Two processes")
     teacher.get_by_role("button", name="Start the class").click()
     expect(teacher.get_by_text("Your class: Two processes")).to_be_visible(timeout=30_000)
     code = re.search(r"join=([A-Z0-9]{8})", teacher.locator("code").first.inner_text()).group(1)
+    here = server_of(teacher_ctx)
+    other = "app2" if here == "app1" else "app1"
     learner_ctx = browser.new_context(viewport={"width": 1280, "height": 900})
-    learner_ctx.add_cookies([{"name": "RNNLAB_SERVER", "value": "app2", "url": class_site}])
+    learner_ctx.add_cookies([{"name": "RNNLAB_SERVER", "value": other, "url": class_site}])   # the other process
     learner = learner_ctx.new_page()
     learner.goto(f"{class_site}/classroom?join={code}")
     learner.get_by_label("Your name, as your teacher knows you").fill("Cleo")
     learner.get_by_role("button", name="Join").click()
     expect(learner.get_by_text("your answers reach your teacher")).to_be_visible(timeout=30_000)
+    remembered(learner)
     learner.goto(class_site + "/gradient_flow?ex=gf_regime&scale=1.5&tanh=0&hide=scale,tanh")
     learner.get_by_text("exploding", exact=True).first.click()
     learner.get_by_role("button", name="Check").first.click()
     expect(learner.get_by_text("You answered exploding.")).to_be_visible(timeout=30_000)
-    assert (server_of(teacher_ctx), server_of(learner_ctx)) == ("app1", "app2")
+    assert server_of(learner_ctx) == other and server_of(teacher_ctx) == here
     teacher.goto(teacher.url.split("&")[0] + "&show=gf_regime")
     expect(teacher.locator("[data-testid='stDataFrame']").first).to_contain_text("Cleo", timeout=30_000)
     chart = teacher.locator("[data-testid='stPlotlyChart'][aria-label*='learners answered']")
