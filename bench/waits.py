@@ -31,7 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import size  # noqa: E402
-from load import ROOT, Round, Server, one_learner  # noqa: E402
+from load import Round, Server, one_learner  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 
@@ -145,8 +145,6 @@ def measure_all(base: str, browser, tiny: bool) -> dict[str, tuple[float, float]
     train = page.get_by_role("button", name="Train", exact=True)
     train.wait_for(timeout=60_000)
     quiet(page)
-    first_epoch = page.locator("[data-testid='stMetric']", has_text="Train perplexity").locator(
-        "[data-testid='stMetricValue']")
     out["Train (Tiny): first epoch on screen"] = timed(
         page, train.click,
         lambda t: page.get_by_text(re.compile(r"tiny #\d+: ")).first.wait_for(timeout=ms(t)),
@@ -154,7 +152,6 @@ def measure_all(base: str, browser, tiny: bool) -> dict[str, tuple[float, float]
             "() => [...document.querySelectorAll('[data-testid=stMetric]')].some(m => m.innerText.includes("
             "'Train perplexity') && /\\d/.test(m.querySelector('[data-testid=stMetricValue]').innerText))",
             timeout=ms(t)))
-    del first_epoch
     page.get_by_text(re.compile(r"tiny #\d+: (finished|stopped)")).first.wait_for(timeout=300_000)
     page.close()
     return out
