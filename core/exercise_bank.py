@@ -121,11 +121,12 @@ BANK: dict[str, Exercise] = {e.key: e for e in (
     Exercise("tr_slow", "training", "The passage run with learning rate 0.1 instead of 2: does its training "
              "perplexity get below 2 within its 60 epochs?", CHOICE, models.slow_learning_rate, {"lr": 0.1},
              "The default run needs about 20 epochs at learning rate 2.", options=YES_NO,
-             other={"lr": 2.0}, other_label="learning rate 2", needs_corpus=True, url={"preset": "passage", "lr": 0.1}),
+             other={"lr": 2.0}, other_label="learning rate 2", needs_corpus=True, url={"preset": "passage", "lr": 0.1},
+             trains=True),
     Exercise("ch_held_out", "chapter", "After the passage run, is the perplexity on the text that follows the "
              "passage lower or higher than before training?", CHOICE, models.passage_held_out, {"seed": 0},
              "It only ever sees 432 characters.", options=("lower", "about the same", "higher"),
-             other={"seed": 1}, other_label="seed 1", needs_corpus=True, url={"act": 4}),
+             other={"seed": 1}, other_label="seed 1", needs_corpus=True, url={"act": 4}, trains=True),
     Exercise("ch_forcing", "chapter", "Half-trained (20 epochs) on the passage, which gets more next characters "
              "right: teacher forcing or free running?", CHOICE, models.forcing_or_free, {"epochs": 20, "seed": 0},
              "In one the model reads the true text; in the other, its own guesses.",

@@ -3,6 +3,10 @@ a solution is stored as JSON in the run store's folder (RNNLAB_RUNS_DIR/.exercis
 exercise, its settings and the source of core/ (any change to the maths computes it afresh). Only the server
 writes these files, and they are read as JSON, never unpickled. The folder's name is not a run's key, so the
 store's cleanup leaves it alone.
+
+The exercises whose computation trains a model (Exercise.trains) ship their answers with the app, for their
+own settings and their "other setting": assets/exercise_answers.json, rebuilt by `python -m core exercises
+--bake` and compared with a rebuild in tests/test_exercise_answers.py. A first learner's check then reads them.
 """
 from __future__ import annotations
 
@@ -12,10 +16,13 @@ import os
 from functools import cache
 from pathlib import Path
 
+from core.assets import ASSETS
 from core.exercises import Exercise, Solution
 
 FOLDER = ".exercise_answers"
 CORE = Path(__file__).resolve().parent
+SHIPPED = ASSETS / "exercise_answers.json"
+FORMAT = "rnnlab-exercise-answers/1"
 
 
 @cache
@@ -53,13 +60,56 @@ def from_json(text: str) -> Solution:
                     {float(v): str(why) for v, why in d["mistakes"]})
 
 
+def shipped_key(ex: Exercise, settings: dict) -> str:
+    return json.dumps({"exercise": ex.key, "settings": settings}, sort_keys=True)
+
+
+@cache
+def shipped(path: Path = SHIPPED) -> dict:
+    """The answers that ship with the app: shipped_key -> the solution's JSON ({} when the file is missing or
+    not ours)."""
+    try:
+        d = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return d.get("answers", {}) if isinstance(d, dict) and d.get("format") == FORMAT else {}
+
+
+def shipped_settings(ex: Exercise) -> list[dict]:
+    """The settings whose answers ship: the exercise's own and its other setting's."""
+    return [dict(ex.settings)] + ([{**ex.settings, **ex.other}] if ex.other else [])
+
+
+def computed_with() -> dict:
+    """What a run's last digits depend on besides its settings: torch's version and its CPU thread count (the
+    passage run's held-out perplexity, a memorising model's, moves by tens between one thread and two)."""
+    import torch
+    return {"torch": torch.__version__, "threads": torch.get_num_threads()}
+
+
+def bake(bank: dict[str, Exercise], path: Path = SHIPPED) -> dict:
+    """Compute the answers of every exercise that trains, with each of its shipped settings, and write them."""
+    answers = {shipped_key(ex, s): json.loads(to_json(ex.run(s)))
+               for ex in bank.values() if ex.trains for s in shipped_settings(ex)}
+    path.write_text(json.dumps({"format": FORMAT, "command": "python -m core exercises --bake",
+                                "computed_with": computed_with(), "answers": answers}, indent=1, sort_keys=True)
+                    + "\n", encoding="utf-8")
+    shipped.cache_clear()
+    return answers
+
+
 def solve(ex: Exercise, settings: dict | None = None, root: Path | None = None) -> Solution:
-    """The exercise's solution with these settings: stored, or computed now and stored for the next learner."""
+    """The exercise's solution with these settings: stored by this server, shipped with the app, or computed now
+    and stored for the next learner."""
     settings = {**ex.settings, **(settings or {})}
     path = answer_file(ex, settings, root)
     try:
         return from_json(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, KeyError, TypeError):
+        pass
+    try:
+        return from_json(json.dumps(shipped()[shipped_key(ex, settings)]))
+    except (KeyError, ValueError, TypeError):
         pass
     sol = ex.run(settings)
     try:

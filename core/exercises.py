@@ -53,6 +53,7 @@ class Exercise:
     needs_corpus: bool = False
     url: dict = field(default_factory=dict)   # the lab's controls (core.lab_settings names) that set it up
     book: str = ""                 # the book's own end-of-section exercise it makes checkable ("9.7 ..., #1"), or ""
+    trains: bool = False           # its computation trains a model: its answers ship in assets/ (core.exercise_cache)
 
     def run(self, settings: dict | None = None) -> Solution:
         return self.solve({**self.settings, **(settings or {})})
@@ -158,7 +159,14 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m core exercises",
                                      description="Check every exercise's grader on a right and a wrong answer.")
-    parser.parse_args(argv)
+    parser.add_argument("--bake", action="store_true", help="rebuild the shipped answers of the exercises that train "
+                        "(assets/exercise_answers.json) instead")
+    args = parser.parse_args(argv)
+    if args.bake:
+        from core import exercise_cache
+        written = exercise_cache.bake(BANK)
+        print(f"wrote {len(written)} answers to {exercise_cache.SHIPPED}")
+        return 0
     results = self_check(BANK, corpus_available())
     for key, status in results:
         print(f"{status.split(':')[0].upper():8s} {key}: {BANK[key].question[:70]}"

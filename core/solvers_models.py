@@ -56,13 +56,19 @@ def greedy_surprisal(s: dict) -> Solution:
 # --- Training and the chapter's passage run ------------------------------------------------------------------
 
 def untrained_perplexity(s: dict) -> Solution:
-    from core.runs.config import PRESETS
+    """The book preset's training perplexity before any step: the model built and scored, no epoch trained."""
     from core.corpus import load_corpus
-    from core.runs.loop import train
+    from core.dataset import prepare_data
+    from core.models import perplexity
+    from core.runs.config import PRESETS
+    from core.runs.device import resolve_device
+    from core.runs.loop import build_model, evaluate
     cfg = replace(PRESETS["book"].config, num_train=s["windows"], num_val=100, epochs=1, hidden_size=s["h"],
                   seed=s.get("seed", 0))
-    r = train(cfg, text=load_corpus(), on_progress=report, report_every=0.25)
-    start, V = r.history[0].train_ppl, len(r.lm.vocab)
+    data = prepare_data(cfg, load_corpus())
+    device = resolve_device(cfg.device)
+    start, V = perplexity(evaluate(build_model(cfg, len(data.vocab), device), data, cfg, device, part="train")), \
+        len(data.vocab)
     gap = abs(start - V) / V
     return Solution(start, f"Before the first step the perplexity on the training windows is {start:.3f}, against "
                            f"{V} for a perfectly uniform guess over the {V} tokens, {100 * gap:.2g}% apart: " +
@@ -73,11 +79,16 @@ def untrained_perplexity(s: dict) -> Solution:
 
 
 def _passage(s: dict, **overrides):
+    """The passage run with the exercise's seed and these changes: the chapter's stored run (what Act 4 shows)
+    when that is the same run, else trained now (with progress for the page)."""
     from core import passage
     from core.corpus import load_corpus
     from core.runs.loop import train
-    return train(replace(passage.config(s.get("seed", 0)), **overrides), text=load_corpus(), on_progress=report,
-                 report_every=0.25)
+    cfg = replace(passage.config(s.get("seed", 0)), **overrides)
+    baked = _stored_passage(cfg)
+    if baked is not None:
+        return baked
+    return train(cfg, text=load_corpus(), on_progress=report, report_every=0.25)
 
 
 def slow_learning_rate(s: dict) -> Solution:
@@ -89,24 +100,32 @@ def slow_learning_rate(s: dict) -> Solution:
                     f"{best:.2f}).", {"lowest perplexity": best})
 
 
-def _stored_passage(s: dict):
-    """The chapter's stored passage run (what Act 4 shows) when the settings are its own: no retraining of a run
-    the page already has. None otherwise, or when it cannot be read."""
+def _stored_passage(cfg):
+    """The chapter's stored passage run when cfg is its configuration (no retraining of a run the page already
+    has); None otherwise, or when it cannot be read."""
     from core import passage_store
-    if s.get("seed", 0) != 0:
-        return None
     try:
         baked = passage_store.load_baked()
     except ValueError:
         return None
-    return baked if baked.meta.get("config", {}).get("seed", 0) == 0 else None
+    return baked if baked.meta.get("config") == cfg.to_dict() else None
+
+
+def _passage_model(s: dict, epochs: int):
+    """The passage run's model after `epochs` epochs: the stored run's weights at that epoch where it kept them
+    (a shorter run with the same seed passes through the very same weights), else trained now."""
+    from core import passage
+    baked = _stored_passage(passage.config(s.get("seed", 0)))
+    if baked is not None and epochs in baked.models:
+        return baked.models[epochs]
+    return _passage(s, epochs=epochs).lm
 
 
 def passage_held_out(s: dict) -> Solution:
-    baked = _stored_passage(s)
-    history = baked.history if baked is not None else _passage(s).history
+    run = _passage(s)
+    history = run.history
     first, last = history[0].val_ppl, history[-1].val_ppl
-    where = " (the stored run Act 4 shows)" if baked is not None else ""
+    where = "" if hasattr(run, "lm") else " (the stored run Act 4 shows)"   # a TrainResult has .lm, Baked not
     answer = "higher" if last > 1.1 * first else "lower" if last < first / 1.1 else "about the same"
     return Solution(answer, f"On the text after the passage, perplexity goes from {first:.1f} before training to "
                             f"{last:.1f} after {history[-1].epoch} epochs{where}, while on the passage itself it falls "
@@ -119,9 +138,7 @@ def passage_held_out(s: dict) -> Solution:
 def forcing_or_free(s: dict) -> Solution:
     from core import passage
     from core.corpus import load_corpus
-    baked = _stored_passage(s)
-    lm = baked.models[s["epochs"]] if baked is not None and s["epochs"] in baked.models else \
-        _passage(s, epochs=s["epochs"]).lm
+    lm = _passage_model(s, s["epochs"])
     tf = passage.teacher_forcing(lm, passage.passage(load_corpus()))
     answer = "teacher forcing" if tf.forced_accuracy > tf.free_accuracy else "free running" \
         if tf.free_accuracy > tf.forced_accuracy else "the same"

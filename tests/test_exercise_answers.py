@@ -207,8 +207,16 @@ def test_book_long__0_9_and_1_1_to_the_100():
 # --- Training and Act 4 (runs of the real loop) --------------------------------------------------------------
 
 @NEEDS_CORPUS
-def test_tr_untrained__is_close_to_the_uniform_28():
-    assert answer("tr_untrained") == pytest.approx(28, rel=0.01)
+def test_tr_untrained__is_close_to_the_uniform_28_and_is_the_run_s_own_epoch_0():
+    """The solver scores the model without training it: the number a one-epoch run records before its first step."""
+    from dataclasses import replace
+    from core.corpus import load_corpus
+    from core.runs.config import PRESETS
+    from core.runs.loop import train
+    got = answer("tr_untrained")
+    assert got == pytest.approx(28, rel=0.01)
+    cfg = replace(PRESETS["book"].config, num_train=2000, num_val=100, epochs=1, hidden_size=32, seed=0)
+    assert train(cfg, text=load_corpus()).history[0].train_ppl == got
 
 
 @NEEDS_CORPUS
@@ -226,3 +234,39 @@ def test_ch_forcing__fed_the_truth_it_gets_more_right():
     sol = BANK["ch_forcing"].run()
     assert sol.answer == "teacher forcing"
     assert sol.numbers["teacher forcing (%)"] > 2 * sol.numbers["free running (%)"]
+
+
+# --- the answers that ship with the app (issue 29): a first learner's check reads them -----------------------
+
+def _same_solution(a: dict, b: dict, numbers: bool) -> bool:
+    """Equal answers; with numbers, the run's numbers equal to 6 digits too."""
+    close = lambda x, y: x == y or (isinstance(x, (int, float)) and isinstance(y, (int, float))  # noqa: E731
+                                    and math.isclose(x, y, rel_tol=1e-6, abs_tol=1e-9))
+    return (close(a["answer"], b["answer"]) and a["numbers"].keys() == b["numbers"].keys()
+            and (not numbers or all(close(a["numbers"][k], b["numbers"][k]) for k in a["numbers"])))
+
+
+@NEEDS_CORPUS
+def test_the_shipped_answers_are_what_their_command_rebuilds(tmp_path):
+    """The answers always; the runs' numbers too where torch and its thread count are those they were computed
+    with (a memorising run's held-out perplexity depends on them)."""
+    import json
+    from core import exercise_cache
+    shipped = exercise_cache.shipped()
+    rebuilt = exercise_cache.bake(BANK, tmp_path / "answers.json")
+    same_machine = json.loads(exercise_cache.SHIPPED.read_text())["computed_with"] == exercise_cache.computed_with()
+    assert set(rebuilt) == set(shipped) and len(rebuilt) == 2 * sum(ex.trains for ex in BANK.values()) >= 4
+    different = [k for k in rebuilt if not _same_solution(rebuilt[k], shipped[k], numbers=same_machine)]
+    assert not different, f"rebuild assets/exercise_answers.json with: python -m core exercises --bake ({different})"
+
+
+def test_a_check_with_shipped_settings_reads_the_answer_without_training(tmp_path, monkeypatch):
+    from core import exercise_cache
+    ex = BANK["tr_slow"]
+    def run(self, settings=None):
+        raise RuntimeError("computed")
+    monkeypatch.setattr(type(ex), "run", run)
+    assert exercise_cache.solve(ex, root=tmp_path).answer == "no"
+    assert exercise_cache.solve(ex, ex.other, root=tmp_path).answer == "yes"
+    with pytest.raises(RuntimeError, match="computed"):
+        exercise_cache.solve(ex, {"lr": 0.5}, root=tmp_path)          # not shipped: computed

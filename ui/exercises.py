@@ -97,24 +97,41 @@ def _took() -> dict:
     return {}
 
 
-def _solve(ex: core_ex.Exercise, settings: dict | None = None) -> core_ex.Solution:
+CANCELLED = "_rnnlab_check_cancelled"   # the exercise whose computation the learner cancelled (the next run says so)
+
+
+def _cancel(key: str, toggle: str | None) -> None:
+    """Cancel's callback: the click itself reruns the page, which ends the computation at its next progress
+    report (nothing is kept); a "try the other setting" toggle is switched off so that it does not start again."""
+    st.session_state[CANCELLED] = key
+    if toggle:
+        st.session_state[toggle] = False
+
+
+def _solve(ex: core_ex.Exercise, settings: dict | None = None, toggle: str | None = None) -> core_ex.Solution:
     key = json.dumps({**ex.settings, **(settings or {})}, sort_keys=True)
     last = _took().get((ex.key, key))
     wait = f" (it took {last:.0f} s the last time on this server)" if last and last >= 1 else ""
     with st.spinner(f"Running the lab's computation{wait} ..."):
-        t0, bar = time.perf_counter(), st.empty()
+        t0, bar, stop = time.perf_counter(), st.empty(), st.empty()
 
-        def progress(p) -> None:   # an exercise that trains: how far, and about how long is left
+        def progress(p) -> None:   # an exercise that trains: how far, about how long is left, and a way out
             done = p.step / p.total_steps if p.total_steps else 0.0
             spent = time.perf_counter() - t0
             left = f", about {spent * (1 - done) / done:.0f} s left" if done > 0.1 else ""
+            if not bar_shown:
+                stop.button("Cancel", key=f"ex.{ex.key}.cancel.{'other' if toggle else 'check'}",
+                            icon=":material/cancel:", on_click=_cancel, args=(ex.key, toggle))
+                bar_shown.append(True)
             bar.progress(min(done, 1.0), text=f"Training for this check: epoch {p.epoch}, {100 * done:.0f}%{left}")
+        bar_shown: list = []
         watching = core_ex.REPORT.set(progress)
         try:
             sol = solution(ex.key, key)
         finally:
             core_ex.REPORT.reset(watching)
             bar.empty()
+            stop.empty()
         seconds = time.perf_counter() - t0
     if seconds > 0.05:                      # a real run, not the cache
         _took()[(ex.key, key)] = seconds
@@ -200,6 +217,9 @@ def card(ex: core_ex.Exercise) -> None:
                 return
             keep(ex, core_ex.check_answer(ex, answer), graded.correct, sol.answer)
             st.rerun()  # redraw the page: an assignment's figures appear now
+        if st.session_state.get(CANCELLED) == ex.key:
+            del st.session_state[CANCELLED]
+            st.info("Cancelled: the check's run was stopped and nothing was recorded. Check again when you like.", icon=":material/info:")
         done = progress().get(ex.key)
         if done is None:
             return
@@ -214,7 +234,7 @@ def card(ex: core_ex.Exercise) -> None:
                        f"({'right' if done['correct'] else 'not right'}); {done['tries']} tries in all.")
         _show_solution(ex, sol)
         if ex.other and st.toggle(f"Try the other setting: {ex.other_label}", key=f"ex.{ex.key}.other"):
-            other = _solve(ex, ex.other)
+            other = _solve(ex, ex.other, toggle=f"ex.{ex.key}.other")
             shown = other.answer if ex.kind == core_ex.CHOICE else f"{other.answer:.4g}"
             st.markdown(f"With {plain(ex.other_label)} the answer is **{plain(shown)}**.")
             _show_solution(ex, other)
