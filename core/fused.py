@@ -25,22 +25,38 @@ def _recur(hs: torch.Tensor, h0: torch.Tensor, w_t: torch.Tensor) -> torch.Tenso
     return hs
 
 
-def _backprop(d_hs: torch.Tensor, hs: torch.Tensor, h0: torch.Tensor, w_hh: torch.Tensor):
+def _backprop(d_hs: torch.Tensor, hs: torch.Tensor, h0: torch.Tensor, w_hh: torch.Tensor, owned: bool = False):
     """Backward through time. Returns dA (T, B, h), the gradients of the pre-activations, and those of h0
-    and W_hh. dA is built in place in a copy of d_hs: row t first collects dL/dH_t (from the output at t
-    and from step t+1), then becomes dA_t = dL/dH_t * (1 - H_t^2)."""
+    and W_hh. dA is built in place in d_hs (owned: the caller's own buffer) or else in a copy of it: row t first
+    collects dL/dH_t (from the output at t and from step t+1), then becomes dA_t = dL/dH_t * (1 - H_t^2), with
+    H_t^2 taken step by step into one small buffer that stays in the cache."""
     T, hdim = hs.shape[0], hs.shape[-1]
-    d_a = d_hs.clone(memory_format=torch.contiguous_format)
-    rows, sq = d_a.unbind(0), (hs * hs).unbind(0)          # tanh' = 1 - h^2, for every step at once
+    d_a = d_hs if owned else d_hs.clone(memory_format=torch.contiguous_format)
+    rows, states, sq = d_a.unbind(0), hs.unbind(0), torch.empty_like(hs[0])
     for t in range(T - 1, -1, -1):
         if t % 8 == 0:
             poll()
-        rows[t].addcmul_(rows[t], sq[t], value=-1.0)       # dA_t = g * (1 - H_t^2)
+        torch.mul(states[t], states[t], out=sq)
+        rows[t].addcmul_(rows[t], sq, value=-1.0)          # dA_t = g * (1 - H_t^2)  (tanh' = 1 - h^2)
         if t:
             rows[t - 1].addmm_(rows[t], w_hh)              # dL/dH_{t-1} += dA_t W_hh
     d_h0 = d_a[0] @ w_hh
     d_w_hh = d_a[1:].reshape(-1, hdim).t() @ hs[:-1].reshape(-1, hdim) + d_a[0].t() @ h0
     return d_a, d_h0, d_w_hh
+
+
+def _token_states(ids: torch.Tensor, w_ih: torch.Tensor, bias: torch.Tensor, h0: torch.Tensor, w_hh: torch.Tensor):
+    """Layer 0 over one-hot tokens given as ids (T, B): X_t W_ih^T + b is row ids[t] of (W_ih^T + b), a lookup.
+    Returns the flat ids and all states (T, B, h)."""
+    flat = ids.reshape(-1)
+    table = (w_ih.t() + bias).contiguous()  # (V, h), one row per token
+    return flat, _recur(table.index_select(0, flat).view(*ids.shape, -1), h0, w_hh.t())
+
+
+def _token_grads(d_a: torch.Tensor, flat: torch.Tensor, vocab: int):
+    """The lookup table's gradient (each dA_t row added into the row of its token), as W_ih's and the bias's."""
+    d_table = d_a.new_zeros(vocab, d_a.shape[-1]).index_add_(0, flat, d_a.view(-1, d_a.shape[-1]))
+    return d_table.t(), d_table.sum(0)
 
 
 class _TanhRNN(torch.autograd.Function):
@@ -59,16 +75,13 @@ class _TanhRNN(torch.autograd.Function):
 
 
 class _TokenTanhRNN(torch.autograd.Function):
-    """The first layer with one-hot inputs given as token ids: X_t W_ih^T + b is row ids[t] of (W_ih^T + b),
-    a lookup instead of a product, and the backward pass adds each dA_t row into the row of its token."""
+    """The first layer with one-hot inputs given as token ids: a lookup instead of a product (_token_states)."""
 
     @staticmethod
     def forward(ctx, ids: torch.Tensor, w_ih: torch.Tensor, bias: torch.Tensor, h0: torch.Tensor,
                 w_hh: torch.Tensor) -> torch.Tensor:
         """ids: (T, B) time-major token ids; w_ih: (h, V); bias: (h,) the sum of both biases."""
-        flat = ids.reshape(-1)
-        table = (w_ih.t() + bias).contiguous()  # (V, h), one row per token
-        hs = _recur(table.index_select(0, flat).view(*ids.shape, -1), h0, w_hh.t())
+        flat, hs = _token_states(ids, w_ih, bias, h0, w_hh)
         ctx.save_for_backward(flat, hs, h0, w_hh)
         ctx.vocab = w_ih.shape[1]
         return hs
@@ -77,8 +90,39 @@ class _TokenTanhRNN(torch.autograd.Function):
     def backward(ctx, d_hs: torch.Tensor):
         flat, hs, h0, w_hh = ctx.saved_tensors
         d_a, d_h0, d_w_hh = _backprop(d_hs, hs, h0, w_hh)
-        d_table = d_a.new_zeros(ctx.vocab, hs.shape[-1]).index_add_(0, flat, d_a.view(-1, hs.shape[-1]))
-        return None, d_table.t(), d_table.sum(0), d_h0, d_w_hh
+        return None, *_token_grads(d_a, flat, ctx.vocab), d_h0, d_w_hh
+
+
+class _TokenRNNLoss(torch.autograd.Function):
+    """Training's whole step for one tanh layer over one-hot tokens: the states, the output layer and the mean
+    cross-entropy in one Function. Its backward pass writes the output layer's gradient straight into the buffer
+    the pass through time then works in, instead of handing it over (and copying it) between two Functions.
+    The same arithmetic as _TokenTanhRNN followed by _LinearCrossEntropy, number for number (core.verify)."""
+
+    @staticmethod
+    def forward(ctx, ids, targets, w_ih, bias, h0, w_hh, head_w, head_b):
+        """ids, targets: (T, B) time-major. Returns the mean loss and the final state (not differentiable)."""
+        flat, hs = _token_states(ids, w_ih, bias, h0, w_hh)
+        logp = torch.log_softmax(_logits_t(hs.view(-1, hs.shape[-1]), head_w, head_b), dim=0)
+        at = _target_positions(targets.reshape(-1))
+        ctx.save_for_backward(flat, hs, h0, w_hh, head_w, at, logp)
+        ctx.vocab = w_ih.shape[1]
+        final = hs[-1].clone()
+        ctx.mark_non_differentiable(final)
+        return -logp.take(at).mean(), final
+
+    @staticmethod
+    def backward(ctx, grad, _d_final):
+        flat, hs, h0, w_hh, head_w, at, logp = ctx.saved_tensors
+        h = hs.view(-1, hs.shape[-1])
+        d_h, d_w, d_b = _softmax_grads(grad, h, head_w, at, logp)
+        d_a, d_h0, d_w_hh = _backprop(d_h.view_as(hs), hs, h0, w_hh, owned=True)
+        return None, None, *_token_grads(d_a, flat, ctx.vocab), d_h0, d_w_hh, d_w, d_b
+
+
+def token_rnn_loss(ids: torch.Tensor, targets: torch.Tensor, w_ih, bias, h0, w_hh, head_w, head_b):
+    """(mean cross-entropy, final state) of one tanh layer and its output layer over token ids (batch, time)."""
+    return _TokenRNNLoss.apply(ids.t(), targets.t(), w_ih, bias, h0, w_hh, head_w, head_b)
 
 
 class FusedRNN(nn.RNN):
@@ -149,16 +193,22 @@ class _LinearCrossEntropy(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad):
         h, weight, at, logp = ctx.saved_tensors
-        n = h.shape[0]
-        p = logp.exp_()                                                    # softmax (V, N), in place
-        p.put_(at, p.new_full((n,), -1.0), accumulate=True)               # minus the one-hot target
-        # The 1/n of the mean (times the incoming gradient) rides along as the products' alpha, and the bias
-        # gradient (the row sums of p) is a matrix-vector product: both cheaper than passes over p.
-        scale, zero = float(grad) / n, p.new_zeros(())
-        d_h = torch.addmm(zero, p.t(), weight, beta=0, alpha=scale)
-        d_w = torch.addmm(zero, p, h, beta=0, alpha=scale)
-        d_b = torch.mv(p, p.new_full((n,), scale))
-        return d_h, d_w, d_b, None
+        return *_softmax_grads(grad, h, weight, at, logp), None
+
+
+def _softmax_grads(grad: torch.Tensor, h: torch.Tensor, weight: torch.Tensor, at: torch.Tensor, logp: torch.Tensor):
+    """The gradients of the mean cross-entropy for h, the output weight and its bias, from the saved
+    log-probabilities (overwritten: they become the softmax minus the one-hot targets)."""
+    n = h.shape[0]
+    p = logp.exp_()                                                    # softmax (V, N), in place
+    p.put_(at, p.new_full((n,), -1.0), accumulate=True)               # minus the one-hot target
+    # The 1/n of the mean (times the incoming gradient) rides along as the products' alpha, and the bias
+    # gradient (the row sums of p) is a matrix-vector product: both cheaper than passes over p.
+    scale, zero = float(grad) / n, p.new_zeros(())
+    d_h = torch.addmm(zero, p.t(), weight, beta=0, alpha=scale)
+    d_w = torch.addmm(zero, p, h, beta=0, alpha=scale)
+    d_b = torch.mv(p, p.new_full((n,), scale))
+    return d_h, d_w, d_b
 
 
 def linear_cross_entropy(h: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, targets: torch.Tensor,

@@ -18,7 +18,7 @@ from torch.nn import functional as F
 from core.checks import check_choice, check_int, check_real
 from core.runs import interrupt
 from core.cells import CELLS, Cell, get_cell
-from core.fused import linear_cross_entropy
+from core.fused import linear_cross_entropy, token_rnn_loss
 
 
 @dataclass(frozen=True)
@@ -70,6 +70,11 @@ class RNNLM(nn.Module):
         """One-hot inputs into the fused CPU RNN: the path that takes token ids directly."""
         return self.embedding is None and self.cell.token_input == "fused" and self.rnn.uses_fused(tokens)
 
+    def _one_step_function(self, reduction: str) -> bool:
+        """Training one tanh layer (no dropout to apply) with the mean loss: core.fused's single Function."""
+        return (reduction == "mean" and torch.is_grad_enabled() and self.spec.num_layers == 1
+                and not (self.training and self.drop.p > 0) and self.head.weight.requires_grad)
+
     def hidden_states(self, tokens: torch.Tensor, state=None):
         """Top-layer hidden states (batch, time, hidden) and the final state."""
         if tokens.dim() != 2:
@@ -92,6 +97,12 @@ class RNNLM(nn.Module):
         """Cross-entropy of predicting targets (batch, time) and the final state. Same value as applying
         F.cross_entropy to forward()'s logits; with one-hot inputs on the CPU it works time-major
         throughout, which saves copying the largest tensors between layouts."""
+        if self._fused_tokens(tokens) and self._one_step_function(reduction):
+            h0 = state[0] if state is not None else self.rnn.weight_hh_l0.new_zeros(tokens.shape[0], self.rnn.hidden_size)
+            r = self.rnn
+            loss, final = token_rnn_loss(tokens, targets, r.weight_ih_l0, r.bias_ih_l0 + r.bias_hh_l0, h0, r.weight_hh_l0,
+                                         self.head.weight, self.head.bias)
+            return loss, final.unsqueeze(0)
         if self._fused_tokens(tokens):
             outputs, state = self.rnn.forward_tokens(tokens, state, time_major=True)
             h = self.drop(outputs).reshape(-1, outputs.shape[-1])

@@ -202,6 +202,49 @@ def linear_cross_entropy_checks() -> Iterator[Result]:
                      err, TOL_ABS)
 
 
+def one_function_step_checks() -> Iterator[Result]:
+    """Training's single Function for one tanh layer over token ids with its output layer and loss (core.fused
+    token_rnn_loss): in float64 against nn.RNN on one-hot inputs + F.linear + F.cross_entropy (value, final state,
+    every gradient); in float32 against the two-Function path it replaces, which must agree to the last bit."""
+    from core.fused import FusedRNN, linear_cross_entropy, token_rnn_loss
+    for i, (B, T, V, h, dtype) in enumerate(((3, 7, 5, 4, torch.float64), (16, 12, 28, 9, torch.float64),
+                                            (64, 32, 28, 32, torch.float32))):
+        torch.manual_seed(200 + i)
+        rnn = FusedRNN(V, h, batch_first=True).to(dtype)
+        head = torch.nn.Linear(h, V).to(dtype)
+        tokens, targets = torch.randint(0, V, (B, T)), torch.randint(0, V, (B, T))
+        h0 = torch.randn(B, h, dtype=dtype)
+        params = [rnn.weight_ih_l0, rnn.weight_hh_l0, rnn.bias_ih_l0, rnn.bias_hh_l0, head.weight, head.bias]
+
+        def ours():
+            hi = h0.clone().requires_grad_(True)
+            loss, final = token_rnn_loss(tokens, targets, rnn.weight_ih_l0, rnn.bias_ih_l0 + rnn.bias_hh_l0, hi,
+                                         rnn.weight_hh_l0, head.weight, head.bias)
+            return loss, final, hi
+
+        def reference():
+            hi = h0.clone().requires_grad_(True)
+            if dtype == torch.float64:
+                plain = torch.nn.RNN(V, h, batch_first=True).double()
+                plain.load_state_dict(rnn.state_dict())
+                out, hT = plain(torch.nn.functional.one_hot(tokens, V).double(), hi[None])
+                loss = torch.nn.functional.cross_entropy(head(out).reshape(-1, V), targets.reshape(-1))
+                return loss, hT[0], hi, list(plain.parameters())
+            out, hT = rnn.forward_tokens(tokens, hi[None], time_major=True)
+            loss = linear_cross_entropy(out.reshape(-1, h), head.weight, head.bias, targets.t().reshape(-1))
+            return loss, hT[0], hi, params[:4]
+
+        loss1, final1, h1 = ours()
+        g1 = torch.autograd.grad(loss1, [h1, *params])
+        loss2, final2, h2, rnn_params = reference()
+        g2 = torch.autograd.grad(loss2, [h2, *rnn_params, head.weight, head.bias])
+        err = max(abs(float(loss1.detach()) - float(loss2.detach())), max_abs(final1.detach(), final2.detach()), *(max_abs(a, b) for a, b in zip(g1, g2)))
+        against = ("nn.RNN on one-hot inputs + F.linear + F.cross_entropy" if dtype == torch.float64 else
+                   "the two-Function path it replaces, bit for bit (float32)")
+        yield Result(f"one-Function training step (tanh layer, output layer, loss) == {against}, value, final state "
+                     f"and every gradient [B={B} T={T} V={V} h={h}]", err, TOL_ABS if dtype == torch.float64 else 0.0)
+
+
 def finite_difference_checks(per_param: int = 3) -> Iterator[Result]:
     for case in CASES:
         params, tokens, targets, H0 = case.data()
@@ -284,6 +327,7 @@ GROUPS: dict[str, Callable[[], Iterator[Result]]] = {
     "fused": fused_checks,
     "token inputs": token_input_checks,
     "linear cross-entropy": linear_cross_entropy_checks,
+    "one-Function step": one_function_step_checks,
     "concatenation": concat_checks,
     "clipping": clipping_checks,
     "perplexity": uniform_perplexity_checks,
