@@ -1,4 +1,5 @@
-"""Server time of a Forecasting rerun after a slider change (median of 20 AppTest reruns), and server start.
+"""Server time of a Forecasting rerun after a slider change (median of 20 AppTest reruns), server start, and where
+one rerun's time goes (cProfile inside the script's thread: the maths, building the figures, st.plotly_chart).
 
     python bench/forecast_rerun.py
 """
@@ -25,6 +26,47 @@ def rerun_times(n: int | None = None) -> list[float]:
         times.append(time.perf_counter() - t0)
         assert not at.exception
     return times
+
+
+def where_the_time_goes(reruns: int) -> None:
+    """cProfile over AppTest reruns of Forecasting after a tau change (the profiler is switched on inside the
+    script's own thread, when the page starts), split by what the time is spent in."""
+    import cProfile
+    import pstats
+
+    from streamlit.testing.v1 import AppTest
+    from ui import url_state
+    at = AppTest.from_file(str(ROOT / "pages" / "forecasting.py"), default_timeout=60).run()
+    prof, start, walls = cProfile.Profile(), url_state.page, []
+
+    def page(*args, **kwargs):
+        prof.enable()              # in the script's thread; it ends with the run
+        return start(*args, **kwargs)
+    url_state.page = page
+    try:
+        for i in range(reruns):
+            at.slider(key="forecasting.tau").set_value((8, 4, 16, 6, 12, 3)[i % 6])
+            t0 = time.perf_counter()
+            at.run()
+            walls.append(time.perf_counter() - t0)
+    finally:
+        url_state.page = start
+    prof.create_stats()
+    stats = pstats.Stats(prof).stats
+
+    def cum(pred) -> float:       # cumulative seconds per rerun in the functions pred picks (outermost calls)
+        return sum(v[3] for (f, _, name), v in stats.items() if pred(f, name)) / reruns
+    rows = (("the page's script, all of it", cum(lambda f, n: f.endswith("ui/url_state.py") and n == "page")
+             + cum(lambda f, n: f.endswith("pages/forecasting.py") and n == "main")),
+            ("the maths (core.forecast.analyse)", cum(lambda f, n: f.endswith("core/forecast.py") and n == "analyse")),
+            ("building the figures", cum(lambda f, n: f.endswith("pages/forecasting.py") and n.endswith("_figure"))),
+            ("st.plotly_chart (copy, to JSON, send)", cum(lambda f, n: f.endswith("plotly_chart.py") and n == "plotly_chart")),
+            ("  of it, plotly.io.to_json", cum(lambda f, n: f.endswith("plotly/io/_json.py") and n == "to_json")),
+            ("markdown, metrics and the rest", 0.0))
+    print(f"\none Forecasting rerun in process (AppTest), median of {reruns}: {1000 * statistics.median(walls):.0f} ms wall")
+    for name, seconds in rows[:-1]:
+        print(f"  {name:<42} {1000 * seconds:6.1f} ms")
+    pstats.Stats(prof).sort_stats("cumulative").print_stats(15)
 
 
 def server_start_seconds() -> float:
@@ -54,3 +96,4 @@ if __name__ == "__main__":
     print(f"forecasting rerun after a tau change, T=1000: median {1000 * statistics.median(times):.1f} ms "
           f"(min {1000 * min(times):.1f}, max {1000 * max(times):.1f}) over {len(times)} AppTest reruns; target < 100 ms")
     print(f"server healthy after {server_start_seconds():.2f} s; target < 5 s")
+    where_the_time_goes(size(10, 1))

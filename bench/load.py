@@ -13,6 +13,10 @@ A learner waits for its rerun to finish, thinks 0.5-1.5 s, then moves the slider
 slider, looks at the result, moves it again). The training run is the book preset pressed from the Training
 lab over the same protocol, so it runs exactly as a learner's would (in its own lower-priority process).
 Numbers are from one run of this script; ratios compare settings measured in that same run.
+
+Then a class moving together: the largest K learners on one server process move the slider to the same value
+at the same instant ("now set tau to 8"), --bursts times; each learner's time to its answer (median and max),
+beside the same learners moving one at a time.
 """
 from __future__ import annotations
 
@@ -32,6 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from common import size  # noqa: E402
 from st_client import Learner  # noqa: E402
 
 
@@ -128,6 +133,37 @@ async def a_round(servers: list[Server], k: int, args, training: bool) -> Round:
     return rnd
 
 
+async def bursts(port: int, k: int, n: int, args) -> tuple[list[list[float]], list[float]]:
+    """(each burst's K answer times, the staggered answer times): K learners on args.page move args.key together."""
+    learners = [Learner(port) for _ in range(k)]
+    for learner in learners:
+        await learner.connect()
+    await asyncio.gather(*(learner.open(args.page) for learner in learners))
+    together = []
+    for i in range(n):
+        await asyncio.sleep(1.0)
+        together.append(list(await asyncio.gather(*(learner.move(args.key, args.values[i % len(args.values)]) for learner in learners))))
+    staggered = []
+    for i, learner in enumerate(learners):
+        await asyncio.sleep(0.3)
+        staggered.append(await learner.move(args.key, args.values[(n + i) % len(args.values)]))
+    errors = [e for learner in learners for e in learner.errors]
+    for learner in learners:
+        await learner.close()
+    if errors:
+        print(f"{len(errors)} errors, first: {errors[0][:200]}")
+    return together, staggered
+
+
+def report_bursts(port: int, args) -> None:
+    k = max(args.learners)
+    together, staggered = asyncio.run(bursts(port, k, args.bursts, args))
+    every = [t for times in together for t in times]
+    print(f"{k} learners moving {args.key} together, {len(together)} bursts: median {ms(statistics.median(every))} ms, "
+          f"max {ms(max(every))} ms (per burst: " + ", ".join(f"{ms(statistics.median(t)).strip()}" for t in together)
+          + f" ms); one at a time: median {ms(statistics.median(staggered))} ms")
+
+
 def ms(x: float) -> str:
     return f"{1000 * x:6.0f}"
 
@@ -156,6 +192,8 @@ def measure(label: str, n_servers: int, extra: list[str], env: dict, args) -> di
                       f"{ms(max(r.opens))} | {len(r.errors):6d} | {r.rss_mb:9.0f}")
                 for e in r.errors[:3]:
                     print("          error:", e[:300])
+        if n_servers == 1:
+            report_bursts(servers[0].port, args)
     finally:
         for s in servers:
             s.stop()
@@ -179,6 +217,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=1,
                     help="rounds per learner count, alternating without and with training (pooled)")
     ap.add_argument("--no-training", action="store_true", help="skip the rounds with a training run going")
+    ap.add_argument("--bursts", type=int, default=size(6, 1), help="synchronized moves of the largest class")
     ap.add_argument("--compare-defaults", action="store_true",
                     help="also measure one server with Streamlit's own defaults for what .streamlit/config.toml "
                          "changes for speed (a garbage collection after every rerun, file watching)")

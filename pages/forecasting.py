@@ -9,7 +9,7 @@ from core import forecast
 from core.lab_settings import Forecasting as Settings, controls_of
 from ui import exercises, url_state
 from ui.common import cite, controls_beside_view, header, learner_errors, show_source
-from ui.plots import hline, show, style, x_band
+from ui.plots import frozen, hline, show, style, x_band
 
 
 CONTROLS = controls_of("forecasting")   # declared in core.lab_settings
@@ -52,6 +52,16 @@ def horizon_figure(s: Settings, a: forecast.Analysis) -> go.Figure:
                                  marker=dict(size=12, color="#e45756")))
     hline(fig, a.test_variance, "variance of the test data (a constant guess)", log_y=True)
     return style(fig, "Test MSE against the horizon k", "k", "MSE", log_y=True)
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def computed(s: Settings) -> tuple:
+    """The series, its analysis and both figures for these settings, built once for every learner who sets them:
+    a class told "now set tau to 8" asks for the same ones at the same instant, and the first learner's run
+    builds them while the others wait for it. Shared, so nothing changes them after."""
+    x = series(s.T, s.sigma, s.seed)
+    a = forecast.analyse(x, s.tau, s.n_train, s.k)
+    return x, a, frozen(forecasts_figure(s, x, a)), frozen(horizon_figure(s, a)) if a.horizon is not None else None
 
 
 def metrics(s: Settings, a: forecast.Analysis) -> None:
@@ -110,12 +120,11 @@ def main() -> None:
     s, view = controls_beside_view(controls)
     with view, learner_errors():
         exercises.hold_figures("forecasting")
-        x = series(s.T, s.sigma, s.seed)
-        a = forecast.analyse(x, s.tau, s.n_train, s.k)
+        x, a, forecasts, horizon = computed(s)
         metrics(s, a)
-        show(forecasts_figure(s, x, a), summary(s, a), "forecasts")
-        if a.horizon is not None:
-            show(horizon_figure(s, a), horizon_summary(a), "horizon")
+        show(forecasts, summary(s, a), "forecasts")
+        if horizon is not None:
+            show(horizon, horizon_summary(a), "horizon")
         st.markdown(reading(s, x, a))
         with st.expander("Fitted weights"):
             st.write({"bias": round(a.model.bias, 6),

@@ -12,7 +12,7 @@ from core import cell_demo, param_counts, rnn_ref, verify
 from core.lab_settings import controls_of
 from ui import exercises, url_state
 from ui.common import cite, header, learner_errors, plain, show_source
-from ui.plots import show, style
+from ui.plots import frozen, show, style
 
 
 CONTROLS = controls_of("rnn_cell")   # declared in core.lab_settings
@@ -127,6 +127,23 @@ def memory_figure(V: int, h: int) -> go.Figure:
     return style(fig, None, "context length k", "count", height=330, log_y=True)
 
 
+# Built once per server for every learner at the same settings (a class moves t together), then shared: frozen.
+@st.cache_resource(show_spinner=False, max_entries=256)
+def step_views(word: str, hidden: int, seed: int, t: int) -> list[tuple[str, go.Figure, str]]:
+    run = cell_demo.read_word(word, hidden, seed)
+    return [(key, frozen(fig), summary) for key, fig, summary in step_figures(run, run.step(t))]
+
+
+@st.cache_resource(show_spinner=False, max_entries=256)
+def unrolled_view(word: str, steps: int, current: int) -> go.Figure:
+    return frozen(unrolled_figure(word, steps, current))
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def memory_view(V: int, h: int) -> go.Figure:
+    return frozen(memory_figure(V, h))
+
+
 def network_with_memory() -> cell_demo.WordRun:
     st.header("1 · A network with memory")
     word, hidden, seed = word_controls()
@@ -140,10 +157,10 @@ def network_with_memory() -> cell_demo.WordRun:
                 f"(mean over all {run.steps} steps: {run.cache.loss:.3f}). The weights are random: nothing is "
                 "learnt yet.")
     for row in (0, 3):
-        for col, (key, fig, summary) in zip(st.columns(3), step_figures(run, step)[row:row + 3]):
+        for col, (key, fig, summary) in zip(st.columns(3), step_views(word, hidden, seed, t)[row:row + 3]):
             show(fig, summary, f"step-{key}", col)
     st.caption("Move t and watch Hₜ₋₁ become the previous step's Hₜ.")
-    show(unrolled_figure(run.word, run.steps, t), unrolled_summary(run.word, run.steps, t), "unrolled")
+    show(unrolled_view(run.word, run.steps, t), unrolled_summary(run.word, run.steps, t), "unrolled")
     return run
 
 
@@ -177,7 +194,7 @@ def memory_without_growing() -> None:
         h = url_state.draw(CONTROLS["h2"])
     with learner_errors():
         rnn = sum(param_counts.rnn_parameter_terms(V, 0, h).values())
-        show(memory_figure(V, h), f"With |V| = {V:,} and h = {h:,}, the RNN has {rnn:,} parameters for any context "
+        show(memory_view(V, h), f"With |V| = {V:,} and h = {h:,}, the RNN has {rnn:,} parameters for any context "
              f"length; an n-gram table with 20 tokens of context needs |V|^21 = 10^"
              f"{21 * math.log10(V):.1f} entries.", "memory")
         m3.metric("RNN state size", f"{h} numbers")

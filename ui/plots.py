@@ -75,23 +75,36 @@ def number_ticks(fig: go.Figure, axis: str, values) -> go.Figure:
     return fig
 
 
+AXIS_STYLE = dict(exponentformat="power", separatethousands=True)
+
+
+def _axes(fig: go.Figure, letter: str) -> list[str]:
+    """The figure's x (or y) axes by layout name: 'xaxis' and any 'xaxis2', 'xaxis3' ... of its subplots."""
+    return [f"{letter}axis"] + sorted(p for p in fig.layout._subplotid_props if p.startswith(f"{letter}axis"))
+
+
 def style(fig: go.Figure, title: str | None, x_title: str | None, y_title: str | None, height: int = 360,
           log_x: bool = False, log_y: bool = False, legend_below: bool = True) -> go.Figure:
     """Apply the lab's layout to fig and return it: titles, the palette, plain-number ticks (no SI prefixes
     such as µ or k on unitless values; log axes labelled with plain numbers at 1-2-5 steps or decades), and the
-    legend below the plot (to its right, a legend leaves a phone's plot a third of the screen)."""
-    fig.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title, height=height,
-                      margin=dict(t=50 if title else 20, b=40), colorway=PALETTE)
-    fig.update_xaxes(exponentformat="power", separatethousands=True)
-    fig.update_yaxes(exponentformat="power", separatethousands=True)
+    legend below the plot (to its right, a legend leaves a phone's plot a third of the screen). One layout update
+    (each of plotly's updates validates what it sets: on a page of many figures, per rerun, it adds up)."""
+    layout = dict(title=title, height=height, margin=dict(t=50 if title else 20, b=40), colorway=PALETTE)
+    for name in _axes(fig, "x") + _axes(fig, "y"):
+        layout[name] = dict(AXIS_STYLE)
+    layout["xaxis"]["title_text"], layout["yaxis"]["title_text"] = x_title, y_title
     if log_x:
-        fig.update_xaxes(type="log")
+        for name in _axes(fig, "x"):
+            layout[name]["type"] = "log"
+    if log_y:
+        layout["yaxis"]["type"] = "log"  # the main y axis only (a second one keeps its own scale)
+    if legend_below:   # below the tick labels, and below the axis title when there is one
+        layout["legend"] = dict(orientation="h", yanchor="top", y=-0.3 if x_title else -0.15)
+    fig.update_layout(layout)
+    if log_x:
         _plain_log_axis(fig, "x")
     if log_y:
-        fig.update_layout(yaxis_type="log")  # the main y axis only (a second one keeps its own scale)
         _plain_log_axis(fig, "y")
-    if legend_below:   # below the tick labels, and below the axis title when there is one
-        fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.3 if x_title else -0.15))
     return fig
 
 
@@ -144,6 +157,15 @@ def figure_csv(fig: go.Figure) -> str:
         for xv, yv in zip(xs or range(len(ys)), ys):
             w.writerow([csv_cell(name), csv_cell(xv), csv_cell(yv), ""])
     return buf.getvalue()
+
+
+def frozen(fig: go.Figure) -> go.Figure:
+    """For a figure that is cached and drawn for many learners: its plain dict is made once and handed to every
+    draw, instead of a fresh deep copy of every trace's numbers per draw (st.plotly_chart asks the figure for
+    it). Nothing may change the figure after this."""
+    plain_dict = fig.to_dict()
+    object.__setattr__(fig, "to_dict", lambda: plain_dict)   # plotly's own __setattr__ allows only its properties
+    return fig
 
 
 def show(fig: go.Figure, summary: str, key: str, where=None) -> None:
