@@ -292,3 +292,23 @@ def test_training_perplexity_above_validation_is_explained_only_when_it_is():
     fig = curves_figure({"run 1": above}, "t")
     assert {t.name for t in fig.data} == {"train perplexity", "validation perplexity"}   # one quantity, one axis
     assert "yaxis2" not in fig.to_plotly_json()["layout"]
+
+
+def test_a_class_at_the_same_setting_shares_one_set_of_figures_and_each_draw_reads_the_same_dict():
+    """Issue 29: learners at the same setting get the same (frozen) figures, built once; at another step, others.
+    A draw reads the frozen dict without copying or changing it."""
+    import json
+    import plotly.io as pio
+    from pages import rnn_cell
+    first = rnn_cell.step_views("hello world", 4, 0, 3)
+    assert rnn_cell.step_views("hello world", 4, 0, 3) is first
+    assert rnn_cell.step_views("hello world", 4, 0, 4)[2][1] is not first[2][1]
+    fig = first[2][1]
+    before = json.dumps(fig.to_dict(), default=str)
+    assert fig.to_dict() is fig.to_dict()                      # no copy per draw
+    at = page("rnn_cell")
+    at.query_params["word"], at.query_params["h"], at.query_params["t"] = "hello world", "4", "3"
+    at.run()
+    assert not at.exception and any(m.value.startswith("Step **t = 3**: the network reads **'l'**") for m in at.markdown)
+    assert json.dumps(fig.to_dict(), default=str) == before   # drawing it changed nothing
+    assert json.loads(pio.to_json(fig.to_dict(), validate=False))["data"][0]["type"] == "heatmap"
