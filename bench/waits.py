@@ -11,8 +11,8 @@ What is timed, from the click or key press:
 - Check on the Training lab's tr_slow exercise (it trains the passage at lr 0.1): feedback = the page's running
   indicator or the grade; result = the grade.
 - Time both (after the acts): feedback = the spinner; result = the timings table.
-- Text to tokens, first open on a new server, after its home page: feedback = the page's title; result = its
-  last chart drawn and the page's run over.
+- Text to tokens, first open on a new server, from its home page's menu (as a learner opens it): feedback = the
+  page's title; result = its last chart drawn and the page's run over.
 - The RNN cell's time-step slider, Act 1's tau slider (one key press): feedback = the slider's new value (drawn
   by the browser at once); result = the URL carrying the new value, the page's rerun done.
 """
@@ -24,6 +24,7 @@ import os
 import re
 import statistics
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -102,8 +103,9 @@ def measure_all(base: str, browser, tiny: bool) -> dict[str, tuple[float, float]
     page.locator("h1").first.wait_for(timeout=60_000)
     quiet(page)
     if not tiny:
+        link = page.locator("[data-testid='stSidebarNav'] a", has_text="Text to tokens")
         out["Text to tokens, first open"] = timed(
-            page, lambda: page.goto(base + "/tokens"),
+            page, link.click,
             lambda t: page.locator("h1").first.wait_for(timeout=ms(t)),
             lambda t: (page.locator("[data-testid='stPlotlyChart'][aria-label*='pretrained RNN scores']").wait_for(
                 state="attached", timeout=ms(t)), quiet(page, t)))
@@ -126,16 +128,16 @@ def measure_all(base: str, browser, tiny: bool) -> dict[str, tuple[float, float]
         out["Time both (after the acts)"] = timed(
             page, button.click,
             lambda t: page.locator("[data-testid='stSpinner'], [data-testid='stProgress'], [data-testid="
-                                   "'stStatusWidget']").or_(page.get_by_text("seconds per epoch")).first.wait_for(
+                                   "'stStatusWidget']").or_(page.get_by_text("Seconds per epoch include")).first.wait_for(
                 timeout=ms(t)),
-            lambda t: page.get_by_text("seconds per epoch").first.wait_for(timeout=ms(t)))
+            lambda t: page.get_by_text("Seconds per epoch include").first.wait_for(timeout=ms(t)))
 
         page.goto(base + "/training?preset=passage")
         check = page.locator(".st-key-ex-tr_slow-check button")
         check.wait_for(timeout=60_000)
         page.locator(".st-key-ex-tr_slow-answer").get_by_text("no", exact=True).click()
         quiet(page)
-        out["Check: tr_slow (trains the passage)"] = timed(
+        out["Check: tr_slow (the passage at lr 0.1; its answer ships)"] = timed(
             page, check.click,
             lambda t: page.locator("[data-testid='stStatusWidget'], [data-testid='stSpinner']").or_(
                 page.get_by_text("You answered no")).first.wait_for(timeout=ms(t)),
@@ -157,22 +159,32 @@ def measure_all(base: str, browser, tiny: bool) -> dict[str, tuple[float, float]
     return out
 
 
+def training_speed(runs_dir: Path) -> float:
+    """Tokens per second of the one run trained on this server (its run.json in the server's store)."""
+    import json
+    speeds = [json.loads(f.read_text())["tokens_per_s"] for f in runs_dir.glob("*/run.json")]
+    return statistics.median(speeds) if speeds else float("nan")
+
+
 def main() -> None:
     from playwright.sync_api import sync_playwright
     ap = argparse.ArgumentParser()
     ap.add_argument("--learners", default=size("0,20", "0"))
     args = ap.parse_args()
     loads = [int(k) for k in args.learners.split(",")]
-    env = dict(os.environ, RNNLAB_MAX_CPU_RUNS="1")
-    tables = {}
+    tables, speeds = {}, {}
+    scratch = tempfile.TemporaryDirectory()
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM)
         for k in loads:
+            runs = Path(scratch.name) / f"runs-{k}"
+            env = dict(os.environ, RNNLAB_MAX_CPU_RUNS="1", RNNLAB_RUNS_DIR=str(runs))
             server = Server(env)       # a fresh server for each load: Text to tokens' first open is a first
             try:
                 with Background(server.port, k) as bg:
                     tables[k] = measure_all(f"http://127.0.0.1:{server.port}", browser, tiny=size(False, True))
                     reruns = bg.rnd.reruns
+                speeds[k] = training_speed(runs)
                 if k:
                     print(f"{k} learners: their median rerun {1000 * statistics.median(reruns):.0f} ms over "
                           f"{len(reruns)} moves, {len(bg.rnd.errors)} errors", flush=True)
@@ -186,6 +198,10 @@ def main() -> None:
     for name in names:
         cells = [f"{tables[k][name][0]:.2f} / {tables[k][name][1]:.2f}" for k in loads]
         print(f"| {name} | " + " | ".join(cells) + " |")
+    base = speeds.get(loads[0], float("nan"))
+    print("Train (Tiny)'s own speed: " + ", ".join(f"{k} learners {v:,.0f} tokens/s" for k, v in speeds.items())
+          + "".join(f"; {k} learners / {loads[0]}: {base / v:.2f}x slower per step" for k, v in speeds.items()
+                    if k != loads[0] and v > 0))
 
 
 if __name__ == "__main__":
