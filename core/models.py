@@ -98,11 +98,11 @@ class RNNLM(nn.Module):
         F.cross_entropy to forward()'s logits; with one-hot inputs on the CPU it works time-major
         throughout, which saves copying the largest tensors between layouts."""
         if self._fused_tokens(tokens) and self._one_step_function(reduction):
-            h0 = state[0] if state is not None else self.rnn.weight_hh_l0.new_zeros(tokens.shape[0], self.rnn.hidden_size)
             r = self.rnn
-            loss, final = token_rnn_loss(tokens, targets, r.weight_ih_l0, r.bias_ih_l0 + r.bias_hh_l0, h0, r.weight_hh_l0,
-                                         self.head.weight, self.head.bias)
-            return loss, final.unsqueeze(0)
+            h0 = state[0] if state is not None else r.weight_hh_l0.new_zeros(tokens.shape[0], r.hidden_size)
+            loss, final = token_rnn_loss(tokens, targets, r.weight_ih_l0, r.bias_ih_l0 + r.bias_hh_l0, h0,
+                                         r.weight_hh_l0, self.head.weight, self.head.bias)
+            return loss, final.unsqueeze(0)   # the final state, for the next window (never differentiated)
         if self._fused_tokens(tokens):
             outputs, state = self.rnn.forward_tokens(tokens, state, time_major=True)
             h = self.drop(outputs).reshape(-1, outputs.shape[-1])

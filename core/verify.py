@@ -238,7 +238,8 @@ def one_function_step_checks() -> Iterator[Result]:
         g1 = torch.autograd.grad(loss1, [h1, *params])
         loss2, final2, h2, rnn_params = reference()
         g2 = torch.autograd.grad(loss2, [h2, *rnn_params, head.weight, head.bias])
-        err = max(abs(float(loss1.detach()) - float(loss2.detach())), max_abs(final1.detach(), final2.detach()), *(max_abs(a, b) for a, b in zip(g1, g2)))
+        err = max(abs(float(loss1.detach()) - float(loss2.detach())), max_abs(final1.detach(), final2.detach()),
+                  *(max_abs(a, b) for a, b in zip(g1, g2)))
         against = ("nn.RNN on one-hot inputs + F.linear + F.cross_entropy" if dtype == torch.float64 else
                    "the two-Function path it replaces, bit for bit (float32)")
         yield Result(f"one-Function training step (tanh layer, output layer, loss) == {against}, value, final state "

@@ -219,7 +219,8 @@ def card(ex: core_ex.Exercise) -> None:
             st.rerun()  # redraw the page: an assignment's figures appear now
         if st.session_state.get(CANCELLED) == ex.key:
             del st.session_state[CANCELLED]
-            st.info("Cancelled: the check's run was stopped and nothing was recorded. Check again when you like.", icon=":material/info:")
+            st.info("Cancelled: the check's run was stopped and nothing was recorded. Check again when you like.",
+                    icon=":material/info:")
         done = progress().get(ex.key)
         if done is None:
             return
