@@ -2,8 +2,9 @@
 hand-written backward pass through time, as torch.autograd.Functions (layer after layer).
 
 On a small CPU the per-operation overhead of a generic RNN dominates (dozens of tiny kernels per time
-step). Here the forward pass is one in-place addmm and one in-place tanh per step, the backward pass two
-in-place operations per step, and the weight gradients are single large matrix products over all steps.
+step). Here the forward pass is one in-place addmm and one in-place tanh per step, the backward pass three
+small operations per step (h², then two in place), and the weight gradients are single large matrix products
+over all steps.
 With one-hot inputs the first layer looks its input projections up by token id, and training one such layer
 runs as a single Function with the output layer and loss (token_rnn_loss), so no gradient is copied between them.
 core.verify checks it against nn.RNN's autograd to 1e-6 in float64, and the single Function against the
