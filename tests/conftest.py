@@ -26,6 +26,27 @@ def corpus_path() -> Path | None:
     return SHARED_CORPUS if SHARED_CORPUS.is_file() else None
 
 
+@pytest.fixture(scope="session", autouse=True)
+def train_each_exercise_once():
+    """The exercises whose computation trains a model (Exercise.trains: the passage run, seconds each) run once
+    per settings in this session; several files check the same run's answer (its grader, its pinned value, its
+    JSON round trip, the self-check). A test that replaces Exercise.run replaces this too."""
+    import json
+    from core.exercises import Exercise
+    plain_run, done = Exercise.run, {}
+
+    def run(self, settings=None):
+        if not self.trains:
+            return plain_run(self, settings)
+        key = (self.key, json.dumps({**self.settings, **(settings or {})}, sort_keys=True))
+        if key not in done:
+            done[key] = plain_run(self, settings)
+        return done[key]
+    Exercise.run = run
+    yield
+    Exercise.run = plain_run
+
+
 @pytest.fixture(scope="session")
 def corpus_file() -> Path:
     path = corpus_path()

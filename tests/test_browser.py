@@ -241,7 +241,7 @@ def test_two_learners_train_at_once_and_both_finish(browser, app_url, corpus_fil
     the first trains, the second sees its place in the queue, closes its tab and comes back to its run's
     address; both runs finish."""
     first, second = [browser.new_context(viewport={"width": 1280, "height": 900}).new_page() for _ in range(2)]
-    first.goto(app_url + "/training?preset=tiny&epochs=20")   # long enough to queue the second
+    first.goto(app_url + "/training?preset=tiny&epochs=12")   # long enough to queue the second
     second.goto(app_url + "/training?preset=tiny&epochs=2")
     for tab in (first, second):
         expect(tab.get_by_role("button", name="Train", exact=True)).to_be_enabled(timeout=30_000)

@@ -65,7 +65,7 @@ def test_the_autolink_check_sees_what_escapes_miss():
 values = st.sampled_from(HOSTILE)
 
 
-@settings(max_examples=5, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True,
+@settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True,
           phases=[Phase.explicit, Phase.generate])  # no shrinking: the failing page and values are in the message
 @given(data=st.data())
 def test_hostile_url_values_on_every_page(data):
