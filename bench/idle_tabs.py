@@ -56,7 +56,7 @@ def main() -> None:
                 for tab in tabs:
                     tab.goto(url + page_path)
                     tab.wait_for_selector("h1", timeout=60_000)
-                time.sleep(size(5, 1))   # let the first renders finish (a tiny run only checks the bench runs)
+                time.sleep(size(5, 0.3))   # let the first renders finish (a tiny run only checks the bench runs)
                 before = cpu_seconds(server.pid)
                 time.sleep(args.seconds)
                 used = cpu_seconds(server.pid) - before

@@ -73,7 +73,7 @@ def import_seconds() -> float:
     return time.perf_counter() - t0
 
 
-def matmul_gflops(rows: int, inner: int, cols: int, seconds: float = 0.5) -> float:
+def matmul_gflops(rows: int, inner: int, cols: int, seconds: float = size(0.5, 0.05)) -> float:
     """This CPU's speed for (rows x inner) @ (inner x cols) float32 products, as the run does them."""
     a, b = torch.randn(rows, inner), torch.randn(inner, cols)
     out = torch.empty(rows, cols)

@@ -20,7 +20,7 @@ BENCHES = [  # (script, arguments at a tiny size, needs the corpus)
     ("train_speed.py", ["--book", "--full"], True),
     ("train_speed.py", ["--seeds", "1", "--paths", "rnn,book"], True),
     ("finished_runs_memory.py", ["--runs", "1", "--hidden", "64"], False),
-    ("idle_tabs.py", ["--tabs", "1", "--seconds", "1"], False),
+    ("idle_tabs.py", ["--tabs", "1", "--seconds", "0.3"], False),
     ("load.py", ["--learners", "1", "--moves", "2", "--no-training"], False),
     ("gpu.py", ["--presets", "tiny", "--cpu-epochs", "1", "--seeds", "1"], True),   # the CPU stands in
     ("stop_latency.py", [], False),
