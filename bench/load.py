@@ -133,16 +133,27 @@ async def a_round(servers: list[Server], k: int, args, training: bool) -> Round:
     return rnd
 
 
-async def bursts(port: int, k: int, n: int, args) -> tuple[list[list[float]], list[float]]:
-    """(each burst's K answer times, the staggered answer times): K learners on args.page move args.key together."""
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process so far (Linux /proc)."""
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def bursts(port: int, k: int, n: int, args, pid: int) -> tuple[list[list[float]], list[float], list[float]]:
+    """(each burst's K answer times, the staggered answer times, the server's CPU seconds in each burst): K learners
+    on args.page move args.key together."""
     learners = [Learner(port) for _ in range(k)]
     for learner in learners:
         await learner.connect()
     await asyncio.gather(*(learner.open(args.page) for learner in learners))
-    together = []
+    together, cpu = [], []
     for i in range(n):
         await asyncio.sleep(1.0)
-        together.append(list(await asyncio.gather(*(learner.move(args.key, args.values[i % len(args.values)]) for learner in learners))))
+        before = cpu_seconds(pid)
+        value = args.values[i % len(args.values)]
+        together.append(list(await asyncio.gather(*(learner.move(args.key, value) for learner in learners))))
+        cpu.append(cpu_seconds(pid) - before)
     staggered = []
     for i, learner in enumerate(learners):
         await asyncio.sleep(0.3)
@@ -152,16 +163,19 @@ async def bursts(port: int, k: int, n: int, args) -> tuple[list[list[float]], li
         await learner.close()
     if errors:
         print(f"{len(errors)} errors, first: {errors[0][:200]}")
-    return together, staggered
+    return together, staggered, cpu
 
 
-def report_bursts(port: int, args) -> None:
+def report_bursts(server: Server, args) -> None:
     k = max(args.learners)
-    together, staggered = asyncio.run(bursts(port, k, args.bursts, args))
+    t0 = time.process_time()
+    together, staggered, cpu = asyncio.run(bursts(server.port, k, args.bursts, args, server.proc.pid))
+    mine = time.process_time() - t0
     every = [t for times in together for t in times]
     print(f"{k} learners moving {args.key} together, {len(together)} bursts: median {ms(statistics.median(every))} ms, "
           f"max {ms(max(every))} ms (per burst: " + ", ".join(f"{ms(statistics.median(t)).strip()}" for t in together)
-          + f" ms); one at a time: median {ms(statistics.median(staggered))} ms")
+          + f" ms); one at a time: median {ms(statistics.median(staggered))} ms; the server's CPU per burst: median "
+          f"{ms(statistics.median(cpu))} ms; these simulated learners' own CPU (on the same cores): {ms(mine)} ms in all")
 
 
 def ms(x: float) -> str:
@@ -193,7 +207,7 @@ def measure(label: str, n_servers: int, extra: list[str], env: dict, args) -> di
                 for e in r.errors[:3]:
                     print("          error:", e[:300])
         if n_servers == 1:
-            report_bursts(servers[0].port, args)
+            report_bursts(servers[0], args)
     finally:
         for s in servers:
             s.stop()
