@@ -16,6 +16,13 @@ def size(full, tiny):
     return tiny if TINY else full
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process so far (Linux /proc)."""
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def rerun_ms(page: str, change, n: int | None = None, query: dict | None = None) -> list[float]:
     """Server time (ms) of n AppTest reruns of pages/<page>.py, calling change(at, i) before each."""
     from streamlit.testing.v1 import AppTest

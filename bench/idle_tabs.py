@@ -16,13 +16,7 @@ import sys
 import time
 import urllib.request
 
-from common import ROOT, size
-
-
-def cpu_seconds(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as fh:
-        fields = fh.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+from common import ROOT, cpu_seconds, size
 
 
 def free_port() -> int:

@@ -36,7 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import size  # noqa: E402
+from common import cpu_seconds, size  # noqa: E402
 from st_client import Learner  # noqa: E402
 
 
@@ -131,13 +131,6 @@ async def a_round(servers: list[Server], k: int, args, training: bool) -> Round:
         await tab.close()
         await asyncio.sleep(2)
     return rnd
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of a process so far (Linux /proc)."""
-    with open(f"/proc/{pid}/stat") as fh:
-        fields = fh.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 async def bursts(port: int, k: int, n: int, args, pid: int) -> tuple[list[list[float]], list[float], list[float]]:
