@@ -70,6 +70,21 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def wait_healthy(port: int, proc: subprocess.Popen | None = None, seconds: float = 60) -> None:
+    """Until the Streamlit server on this port answers its health check (the test fails after `seconds`)."""
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as r:
+                if r.read() == b"ok":
+                    return
+        except OSError:
+            time.sleep(0.3)
+    if proc is not None:
+        proc.kill()
+    pytest.fail(f"streamlit did not become healthy within {seconds:g} s")
+
+
 @pytest.fixture(scope="session")
 def app_url(tmp_path_factory):
     """A real `streamlit run app.py` on a free loopback port, for the browser tests."""
@@ -84,19 +99,8 @@ def app_url(tmp_path_factory):
         [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port", str(port),
          "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false"],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
-                if r.read() == b"ok":
-                    break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        proc.kill()
-        pytest.fail("streamlit did not become healthy within 60 s")
-    yield url
+    wait_healthy(port, proc)
+    yield f"http://127.0.0.1:{port}"
     proc.terminate()
     try:
         proc.wait(timeout=10)

@@ -301,6 +301,39 @@ def test_a_cold_start_never_shows_the_pages_folder_as_a_menu(browser, tmp_path):
         server.wait(10)
 
 
+def test_a_check_that_trains_shows_its_progress_and_cancel_stops_it(browser, tmp_path, corpus_file):
+    """Issue 29: on a server that computes its checks (RNNLAB_SHIPPED_ANSWERS=off), tr_slow's Check trains the passage
+    run with a progress bar and a Cancel button; Cancel stops it, says so, and records no answer."""
+    import subprocess
+    import sys
+
+    from conftest import ROOT, _free_port, wait_healthy
+    port = _free_port()
+    env = dict(__import__("os").environ, RNNLAB_SHIPPED_ANSWERS="off", RNNLAB_RUNS_DIR=str(tmp_path / "runs"),
+               RNNLAB_CORPUS=str(corpus_file), RNNLAB_WARM_WORKERS="0")
+    server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port",
+                               str(port), "--server.address", "127.0.0.1", "--server.headless", "true"], cwd=ROOT,
+                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    try:
+        wait_healthy(port, server)
+        page.goto(f"http://127.0.0.1:{port}/training?preset=passage")
+        page.locator(".st-key-ex-tr_slow-answer").get_by_text("no", exact=True).click()
+        check = page.locator(".st-key-ex-tr_slow-check button")
+        expect(check).to_be_enabled(timeout=60_000)
+        check.click()
+        expect(page.get_by_text(re.compile(r"Training for this check: epoch \d+"))).to_be_visible(timeout=60_000)
+        page.get_by_role("button", name=re.compile("Cancel")).click()
+        expect(page.get_by_text("Cancelled: the check's run was stopped")).to_be_visible(timeout=30_000)
+        expect(page.get_by_text(re.compile("Training for this check"))).to_have_count(0)
+        expect(page.get_by_text("You answered")).to_have_count(0)        # nothing graded, nothing kept
+        no_exception(page)
+    finally:
+        page.close()
+        server.terminate()
+        server.wait(10)
+
+
 def test_on_a_phone_a_lab_s_controls_and_its_first_figure_share_the_screen(browser, app_url):
     """Issue 30: Forecasting's six controls stood about 1000 px above its chart at 390 px, so a slider move
     showed nothing. A lab's controls panel takes at most 45% of a phone's screen and what the controls move starts

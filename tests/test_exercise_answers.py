@@ -270,3 +270,15 @@ def test_a_check_with_shipped_settings_reads_the_answer_without_training(tmp_pat
     assert exercise_cache.solve(ex, ex.other, root=tmp_path).answer == "yes"
     with pytest.raises(RuntimeError, match="computed"):
         exercise_cache.solve(ex, {"lr": 0.5}, root=tmp_path)          # not shipped: computed
+
+
+def test_a_server_can_turn_the_shipped_answers_off(monkeypatch):
+    from core import exercise_cache
+    monkeypatch.setenv("RNNLAB_SHIPPED_ANSWERS", "off")
+    exercise_cache.shipped.cache_clear()
+    try:
+        assert exercise_cache.shipped() == {}
+    finally:
+        monkeypatch.delenv("RNNLAB_SHIPPED_ANSWERS")
+        exercise_cache.shipped.cache_clear()
+    assert exercise_cache.shipped()                 # back on: the file's answers
