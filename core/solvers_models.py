@@ -65,10 +65,9 @@ def untrained_perplexity(s: dict) -> Solution:
     from core.runs.loop import build_model, evaluate
     cfg = replace(PRESETS["book"].config, num_train=s["windows"], num_val=100, epochs=1, hidden_size=s["h"],
                   seed=s.get("seed", 0))
-    data = prepare_data(cfg, load_corpus())
-    device = resolve_device(cfg.device)
-    start, V = perplexity(evaluate(build_model(cfg, len(data.vocab), device), data, cfg, device, part="train")), \
-        len(data.vocab)
+    data, device = prepare_data(cfg, load_corpus()), resolve_device(cfg.device)
+    V = len(data.vocab)
+    start = perplexity(evaluate(build_model(cfg, V, device), data, cfg, device, part="train"))
     gap = abs(start - V) / V
     return Solution(start, f"Before the first step the perplexity on the training windows is {start:.3f}, against "
                            f"{V} for a perfectly uniform guess over the {V} tokens, {100 * gap:.2g}% apart: " +
@@ -122,10 +121,11 @@ def _passage_model(s: dict, epochs: int):
 
 
 def passage_held_out(s: dict) -> Solution:
+    from core.passage_store import Baked
     run = _passage(s)
     history = run.history
     first, last = history[0].val_ppl, history[-1].val_ppl
-    where = "" if hasattr(run, "lm") else " (the stored run Act 4 shows)"   # a TrainResult has .lm, Baked not
+    where = " (the stored run Act 4 shows)" if isinstance(run, Baked) else ""
     answer = "higher" if last > 1.1 * first else "lower" if last < first / 1.1 else "about the same"
     return Solution(answer, f"On the text after the passage, perplexity goes from {first:.1f} before training to "
                             f"{last:.1f} after {history[-1].epoch} epochs{where}, while on the passage itself it falls "

@@ -15,7 +15,7 @@ from typing import Callable
 import plotly.graph_objects as go
 
 from ui import texts, url_state
-from ui.common import LABS, deeper, lab_link, learner_errors
+from ui.common import LABS, deeper, lab_link, learner_errors, time_left
 from ui.plots import show
 
 
@@ -86,8 +86,7 @@ def concise_version(raw: str | None) -> None:
         bar, t0 = st.progress(0.0, text="Starting the first run ..."), time.perf_counter()
 
         def shown(done: float, label: str) -> None:
-            spent = time.perf_counter() - t0
-            left = f", about {spent * (1 - done) / done:.0f} s left" if done > 0.1 else ""
+            left = time_left(done, time.perf_counter() - t0)
             bar.progress(min(done, 1.0), text=f"Training {label}: {100 * done:.0f}% of both runs{left}")
         st.session_state["chapter.timings"] = cell_timing.time_cells(raw, on_progress=shown)
         bar.empty()

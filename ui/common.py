@@ -78,6 +78,12 @@ def plain(text: object, limit: int = MAX_SHOWN) -> str:
     return "".join("\\" + ch if ch in _MARKDOWN_SPECIAL else ch for ch in text)
 
 
+def time_left(done: float, spent: float) -> str:
+    """', about N s left' for a progress text, from the share done and the seconds spent; '' until a tenth is done
+    (an estimate from the first moments would mislead)."""
+    return f", about {spent * (1 - done) / done:.0f} s left" if done > 0.1 else ""
+
+
 def csv_cell(value) -> object:
     """A value for a CSV a spreadsheet may open: text that starts like a formula ('=HYPERLINK(...)', '@SUM(...)',
     a learner's name or a stored label) gets a leading apostrophe, so it shows as text and never runs. Numbers stay

@@ -23,7 +23,7 @@ from core.lab_settings import url_query
 from core.settings import short
 from core import classroom, exercise_cache
 from ui import learner, url_state
-from ui.common import lab_link, plain
+from ui.common import lab_link, plain, time_left
 
 PROGRESS = "_rnnlab_exercise_progress"
 MAX_PROGRESS_BYTES = 100_000
@@ -117,8 +117,7 @@ def _solve(ex: core_ex.Exercise, settings: dict | None = None, toggle: str | Non
 
         def progress(p) -> None:   # an exercise that trains: how far, about how long is left, and a way out
             done = p.step / p.total_steps if p.total_steps else 0.0
-            spent = time.perf_counter() - t0
-            left = f", about {spent * (1 - done) / done:.0f} s left" if done > 0.1 else ""
+            left = time_left(done, time.perf_counter() - t0)
             if not bar_shown:
                 stop.button("Cancel", key=f"ex.{ex.key}.cancel.{'other' if toggle else 'check'}",
                             icon=":material/cancel:", on_click=_cancel, args=(ex.key, toggle))
