@@ -167,13 +167,15 @@ OVERLAPS = """() => { const out = [];
 
 
 SETTLED = """() => !document.querySelector('[data-testid="stStatusWidget"]')
+  && [...document.querySelectorAll('style')].some(e => e.textContent.includes('katex-display { font-size: 0.82em'))
   && [...document.querySelectorAll('[data-testid="stPlotlyChart"]')]
        .every(c => c.offsetParent === null || c.querySelector('svg.main-svg'))"""
 
 
 def settled(page: Page) -> None:
-    """Until the page's run is over and every chart on screen has drawn itself (then two animation frames, so the
-    browser has laid the labels out): the state the layout checks read."""
+    """Until the page's run is over, app.py's phone styles are in the page (a rerun can leave them out for a moment)
+    and every chart on screen has drawn itself (then two animation frames, so the browser has laid the labels
+    out): the state the layout checks read."""
     page.wait_for_function(SETTLED, timeout=30_000)
     page.evaluate("() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))")
 
