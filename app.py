@@ -36,17 +36,21 @@ warm_up()
 
 # Phones: wide equations shrink and scroll inside their own box rather than widening the page; a lab's controls,
 # stacked above its figures, scroll inside a panel of at most 40% of the screen, so a slider and what it moves
-# are on the screen together.
-st.html("<style>@media (max-width: 640px) { .katex-display { font-size: 0.82em; overflow-x: auto; "
-        "overflow-y: hidden; } .st-key-lab-controls { max-height: 40vh; overflow-y: auto; "
-        "border-bottom: 1px solid #e5e7eb; padding-bottom: 0.5rem; } }"
-        # a link into a lab wraps rather than being cut at the screen's edge
-        "[data-testid='stPageLink-NavLink'] div, [data-testid='stPageLink-NavLink'] p { white-space: normal; "
-        "overflow: visible; }"
-        # a table's long cells (Act 4's samples) wrap rather than run off a phone's screen (Streamlit's own rule
-        # on the cells' Markdown is stronger than a plain one)
-        "[data-testid='stTable'] td *, [data-testid='stTable'] th * { white-space: normal !important; "
-        "overflow-wrap: anywhere !important; }</style>")
+# are on the screen together. st.markdown, not st.html: a style-only st.html goes to Streamlit's event container,
+# which a page load sometimes draws after the page's equations (seen on 3 of 5 passes over every page at phone
+# width), so they showed unstyled for a moment; this element is drawn in order with the page, and its own first
+# rule hides its empty box so that it takes no room.
+st.markdown("<style id='rnnlab-styles'>[data-testid='stElementContainer']:has(#rnnlab-styles) { display: none; } "
+            "@media (max-width: 640px) { .katex-display { font-size: 0.82em; overflow-x: auto; "
+            "overflow-y: hidden; } .st-key-lab-controls { max-height: 40vh; overflow-y: auto; "
+            "border-bottom: 1px solid #e5e7eb; padding-bottom: 0.5rem; } }"
+            # a link into a lab wraps rather than being cut at the screen's edge
+            "[data-testid='stPageLink-NavLink'] div, [data-testid='stPageLink-NavLink'] p { white-space: normal; "
+            "overflow: visible; }"
+            # a table's long cells (Act 4's samples) wrap rather than run off a phone's screen (Streamlit's own rule
+            # on the cells' Markdown is stronger than a plain one)
+            "[data-testid='stTable'] td *, [data-testid='stTable'] th * { white-space: normal !important; "
+            "overflow-wrap: anywhere !important; }</style>", unsafe_allow_html=True)
 
 with st.sidebar:
     st.caption(f"Training device: **{device_label()}**")

@@ -194,8 +194,17 @@ def test_chart_labels_never_overlap_on_a_desktop(page: Page, app_url):
         assert page.evaluate(OVERLAPS) == [], path
 
 
+# Counts every moment (each batch of changes to the page) at which an equation is on screen without app.py's phone
+# styles: it would show at full width for that moment.
+UNSTYLED_WATCH = """window.__unstyled = 0;
+new MutationObserver(() => { if (document.querySelector('.katex-display') && ![...document.querySelectorAll('style')]
+    .some(e => e.textContent.includes('katex-display { font-size: 0.82em'))) window.__unstyled++; })
+  .observe(document, {subtree: true, childList: true, characterData: true, attributes: true});"""
+
+
 def test_no_page_scrolls_sideways_on_a_phone(browser, app_url, shots_dir):
     phone = browser.new_page(viewport={"width": 390, "height": 844})
+    phone.add_init_script(UNSTYLED_WATCH)
     try:
         for path in PHONE_PAGES:
             phone.goto(app_url + path)
@@ -203,6 +212,7 @@ def test_no_page_scrolls_sideways_on_a_phone(browser, app_url, shots_dir):
             settled(phone)
             assert phone.evaluate(OVERFLOW) == [0, 0, 0, 0], path   # no sideways scroll; every chart labelled
             assert phone.evaluate(OVERLAPS) == [], path              # and no chart's labels run into each other
+            assert phone.evaluate("() => window.__unstyled") == 0, path  # no equation ever drawn without the styles
         phone.screenshot(path=str(shots_dir / "training_phone.png"), full_page=True)
     finally:
         phone.close()
