@@ -18,7 +18,7 @@ from torch.nn import functional as F
 from core.checks import check_choice, check_int, check_real
 from core.runs import interrupt
 from core.cells import CELLS, Cell, get_cell
-from core.fused import linear_cross_entropy, token_rnn_loss
+from core.fused import TokenRNNStep, linear_cross_entropy, token_rnn_loss
 
 
 @dataclass(frozen=True)
@@ -110,6 +110,19 @@ class RNNLM(nn.Module):
             return loss, state
         logits, state = self(tokens, state)
         return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), reduction=reduction), state
+
+    def training_loss(self, tokens: torch.Tensor, targets: torch.Tensor, state=None):
+        """A training step's mean loss, its final state, and backward(): the function that puts the loss's
+        gradients into the parameters' .grad. One tanh layer over one-hot tokens on the CPU is differentiated by
+        hand (core.fused.TokenRNNStep: no autograd graph, the same numbers); any other model by loss.backward."""
+        if self._fused_tokens(tokens) and self._one_step_function("mean"):
+            r = self.rnn
+            h0 = state[0] if state is not None else r.weight_hh_l0.new_zeros(tokens.shape[0], r.hidden_size)
+            step = TokenRNNStep(tokens, targets, h0, (r.weight_ih_l0, r.bias_ih_l0, r.bias_hh_l0, r.weight_hh_l0,
+                                                      self.head.weight, self.head.bias))
+            return step.loss, step.final.unsqueeze(0), step.backward
+        loss, state = self.loss(tokens, targets, state)
+        return loss, state, loss.backward
 
     def tanh_layers(self) -> list[dict[str, torch.Tensor]]:
         """For a plain tanh cell, each layer's W_xh, W_hh and b_h in the book's row layout (views, or the

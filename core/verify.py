@@ -246,6 +246,42 @@ def one_function_step_checks() -> Iterator[Result]:
                      f"and every gradient [B={B} T={T} V={V} h={h}]", err, TOL_ABS if dtype == torch.float64 else 0.0)
 
 
+def hand_step_checks() -> Iterator[Result]:
+    """Training's hand-differentiated step (core.fused.TokenRNNStep, what RNNLM.training_loss uses on the CPU)
+    against the same step through autograd (RNNLM.loss + loss.backward): the loss, the final state and every .grad
+    must agree to the last bit, also when .grad already holds a gradient (it adds) and when both of nn.RNN's biases
+    are trained (each gets the gradient)."""
+    from core.models import ModelSpec, RNNLM
+    for i, (B, T, V, h, book_init, accumulate) in enumerate(((8, 5, 11, 6, False, True), (32, 32, 28, 128, True, False),
+                                                             (16, 12, 28, 32, False, False))):
+        torch.manual_seed(300 + i)
+        nets = [RNNLM(ModelSpec(vocab_size=V, hidden_size=h, cell="rnn")) for _ in range(2)]
+        nets[1].load_state_dict(nets[0].state_dict())
+        tokens, targets = torch.randint(0, V, (B, T)), torch.randint(0, V, (B, T))
+        state = torch.randn(1, B, h)
+        outs = []
+        for net, by_hand in zip(nets, (True, False)):
+            if book_init:
+                torch.manual_seed(400 + i)
+                net.init_book()
+            for p in net.parameters():
+                p.grad = torch.ones_like(p) if accumulate and p.requires_grad else None
+            if by_hand:
+                loss, final, backward = net.training_loss(tokens, targets, state)
+                took_hand_path = loss.grad_fn is None and not loss.requires_grad
+                backward()
+            else:
+                loss, final = net.loss(tokens, targets, state)
+                loss.backward()
+            outs.append((loss.detach(), final.detach(), [p.grad for p in net.parameters() if p.requires_grad]))
+        (l1, f1, g1), (l2, f2, g2) = outs
+        err = max(abs(float(l1) - float(l2)), max_abs(f1, f2), *(max_abs(a, b) for a, b in zip(g1, g2)))
+        err = err if len(g1) == len(g2) and took_hand_path else math.inf
+        what = ", .grad already set" if accumulate else ", book initialisation" if book_init else ", both biases trained"
+        yield Result(f"hand-differentiated training step == the same step through autograd, bit for bit (float32): "
+                     f"loss, final state, every gradient [B={B} T={T} V={V} h={h}{what}]", err, 0.0)
+
+
 def finite_difference_checks(per_param: int = 3) -> Iterator[Result]:
     for case in CASES:
         params, tokens, targets, H0 = case.data()
@@ -329,6 +365,7 @@ GROUPS: dict[str, Callable[[], Iterator[Result]]] = {
     "token inputs": token_input_checks,
     "linear cross-entropy": linear_cross_entropy_checks,
     "one-Function step": one_function_step_checks,
+    "hand-differentiated step": hand_step_checks,
     "concatenation": concat_checks,
     "clipping": clipping_checks,
     "perplexity": uniform_perplexity_checks,

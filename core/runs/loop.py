@@ -257,13 +257,13 @@ class Run:
         abandoned before the update: the weights are those of the last finished step)."""
         try:
             with interruptible(self.stop_event):
-                loss, state = self.net.loss(x, y, state)
+                loss, state, backward = self.net.training_loss(x, y, state)
                 loss_value = float(loss.detach())
                 stop = diverged(loss_value, self.blowup, self.step)
                 if stop is None:
                     self.good.refresh()
                     self.opt.zero_grad(set_to_none=True)
-                    loss.backward()
+                    backward()
         except Interrupted:
             self.opt.zero_grad(set_to_none=True)
             return math.nan, None, Stop(Status.STOPPED, f"stopped by the learner during step {self.step + 1} (that "
