@@ -30,7 +30,7 @@ def _recur(hs: torch.Tensor, h0: torch.Tensor, w_hh: torch.Tensor) -> torch.Tens
     return hs
 
 
-SMALL_STATES = 1 << 18   # states (T x B x h numbers) up to 1 MiB: all their squares in one operation
+SMALL_STATES = 1 << 18   # states of up to 2^18 numbers (T x B x h; 1 MiB in float32): all squares in one operation
 
 
 def _squares(hs: torch.Tensor):
@@ -174,7 +174,7 @@ class TokenRNNStep:
         with torch.no_grad():
             _, _, d_w_ih, d_bias, _, d_w_hh, d_w, d_b = _TokenRNNLoss.backward(self.ctx, 1.0, None)
         self.ctx = None                                    # a step is differentiated once
-        w_ih, b_ih, b_hh = self.params[:3]
+        b_ih, b_hh = self.params[1:3]
         both = b_ih.requires_grad and b_hh.requires_grad   # each bias then gets its own copy of the gradient
         for p, g in zip(self.params, (d_w_ih, d_bias, d_bias.clone() if both else d_bias, d_w_hh, d_w, d_b)):
             if p.requires_grad:
