@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from core import rnn_ref, verify
+from core.cells import CELLS, get_cell
 from core.models import ModelSpec, RNNLM, clip_gradients, load_reference_params
 
 RESULTS = verify.run_checks()
@@ -118,6 +119,29 @@ def test_model_loss_equals_cross_entropy_of_logits(cell, embed, layers):
     g_ref = torch.autograd.grad(ref, list(model.parameters()))
     g = torch.autograd.grad(model.loss(x, y)[0], list(model.parameters()))
     assert max(float((a - b).abs().max()) for a, b in zip(g, g_ref)) < 1e-12
+
+
+@pytest.mark.parametrize("cell", sorted(CELLS))
+@pytest.mark.parametrize("embed, layers", [(0, 1), (5, 1), (0, 2)])
+def test_a_training_step_gives_what_autograd_gives_for_every_cell(cell, embed, layers):
+    """RNNLM.training_loss (the loop's step: by hand for one tanh layer over one-hot tokens, else autograd) puts the
+    same gradients into .grad as loss() + backward(), bit for bit, for every cell of the registry."""
+    if layers > get_cell(cell).max_layers:
+        pytest.skip(f"the {cell} cell has one layer")
+    torch.manual_seed(1)
+    nets = [RNNLM(ModelSpec(11, 9, cell, embed, layers)) for _ in range(2)]
+    nets[1].load_state_dict(nets[0].state_dict())
+    x, y, state = torch.randint(0, 11, (4, 7)), torch.randint(0, 11, (4, 7)), None
+    loss, _, backward = nets[0].training_loss(x, y, state)
+    backward()
+    ref, _ = nets[1].loss(x, y, state)
+    ref.backward()
+    assert torch.equal(loss.detach(), ref.detach())
+    for a, b in zip(nets[0].parameters(), nets[1].parameters()):
+        assert (a.grad is None) == (b.grad is None)
+        assert a.grad is None or torch.equal(a.grad, b.grad)
+    by_hand = cell == "rnn" and embed == 0 and layers == 1    # the one path without an autograd graph
+    assert (loss.grad_fn is None) == by_hand
 
 
 def test_allocator_tuning_takes_on_glibc_and_is_harmless():
