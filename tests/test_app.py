@@ -11,6 +11,13 @@ def test_the_app_opens_on_the_chapter():
     assert at.title[0].value.startswith("RNN Lab: the chapter") and "Act 1" in at.header[0].value
     sidebar = " ".join(c.value for c in at.sidebar.caption)
     assert "Training device" in sidebar and ("CPU" in sidebar or "CUDA" in sidebar)
+    if "CPU" in sidebar:   # the threads a Training-lab run uses: a training process's own, unless runs use the server's
+        import os
+        import torch
+        from core.runs.worker import worker_threads
+        in_process = (os.environ.get("RNNLAB_TRAIN_IN") or "process") == "process"
+        n = worker_threads() if in_process else torch.get_num_threads()
+        assert f"CPU ({n} thread{'' if n == 1 else 's'})" in sidebar
 
 
 def test_every_lab_page_is_reachable_through_navigation():

@@ -86,3 +86,15 @@ def test_an_sgd_run_does_not_import_torchs_compiler():
                           cwd=Path(__file__).resolve().parents[1])
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1] == "False"
+
+
+def test_a_training_process_leaves_a_core_and_the_label_says_how_many_threads(monkeypatch):
+    import os
+    from core.runs.device import describe_device
+    from core.runs.worker import worker_threads
+    monkeypatch.delenv("RNNLAB_WORKER_THREADS", raising=False)
+    assert worker_threads() == max(1, (os.cpu_count() or 2) - 1)
+    monkeypatch.setenv("RNNLAB_WORKER_THREADS", "3")
+    assert worker_threads() == 3 and worker_threads(5) == 5
+    assert describe_device("cpu", threads=1) == "CPU (1 thread)"
+    assert describe_device("cpu", threads=3) == "CPU (3 threads)"

@@ -44,9 +44,11 @@ def _full_float32() -> None:
         torch.backends.cuda.matmul.allow_tf32 = False
 
 
-def describe_device(device: torch.device | str | None = None) -> str:
-    """A short human label, e.g. 'CUDA: NVIDIA H200' or 'CPU (2 threads)'."""
+def describe_device(device: torch.device | str | None = None, threads: int | None = None) -> str:
+    """A short human label, e.g. 'CUDA: NVIDIA H200' or 'CPU (2 threads)'; threads: the CPU threads a run there
+    uses (default: this process's)."""
     device = resolve_device("auto") if device is None else torch.device(device)
     if device.type == "cuda":
         return f"CUDA: {torch.cuda.get_device_name(device)}"
-    return f"CPU ({torch.get_num_threads()} threads)"
+    n = torch.get_num_threads() if threads is None else threads
+    return f"CPU ({n} thread{'' if n == 1 else 's'})"

@@ -36,11 +36,17 @@ def lower_priority(niceness: int = 10) -> None:
         pass
 
 
+def worker_threads(threads: int | None = None) -> int:
+    """How many threads a training process uses: all cores but one (RNNLAB_WORKER_THREADS overrides), so the web
+    server always has a core for learners' reruns. On a 2-core machine one thread trains these small models about
+    as fast as two."""
+    return threads or int(os.environ.get("RNNLAB_WORKER_THREADS", "0") or 0) or max(1, (os.cpu_count() or 2) - 1)
+
+
 def leave_a_core(threads: int | None = None) -> int:
-    """Train on all cores but one (RNNLAB_WORKER_THREADS overrides), so the web server always has a core for
-    learners' reruns. On a 2-core machine one thread trains these small models as fast as two."""
+    """Set this process's torch threads to worker_threads(threads); returns the number."""
     import torch
-    n = threads or int(os.environ.get("RNNLAB_WORKER_THREADS", "0") or 0) or max(1, (os.cpu_count() or 2) - 1)
+    n = worker_threads(threads)
     torch.set_num_threads(n)
     return n
 
