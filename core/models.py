@@ -75,6 +75,11 @@ class RNNLM(nn.Module):
         return (reduction == "mean" and torch.is_grad_enabled() and self.spec.num_layers == 1
                 and not (self.training and self.drop.p > 0) and self.head.weight.requires_grad)
 
+    def _first_state(self, tokens: torch.Tensor, state) -> torch.Tensor:
+        """The one tanh layer's starting state (batch, hidden): the carried one, else zeros."""
+        r = self.rnn
+        return state[0] if state is not None else r.weight_hh_l0.new_zeros(tokens.shape[0], r.hidden_size)
+
     def hidden_states(self, tokens: torch.Tensor, state=None):
         """Top-layer hidden states (batch, time, hidden) and the final state."""
         if tokens.dim() != 2:
@@ -99,9 +104,9 @@ class RNNLM(nn.Module):
         throughout, which saves copying the largest tensors between layouts."""
         if self._fused_tokens(tokens) and self._one_step_function(reduction):
             r = self.rnn
-            h0 = state[0] if state is not None else r.weight_hh_l0.new_zeros(tokens.shape[0], r.hidden_size)
-            loss, final = token_rnn_loss(tokens, targets, r.weight_ih_l0, r.bias_ih_l0 + r.bias_hh_l0, h0,
-                                         r.weight_hh_l0, self.head.weight, self.head.bias)
+            loss, final = token_rnn_loss(tokens, targets, r.weight_ih_l0, r.bias_ih_l0 + r.bias_hh_l0,
+                                         self._first_state(tokens, state), r.weight_hh_l0, self.head.weight,
+                                         self.head.bias)
             return loss, final.unsqueeze(0)   # the final state, for the next window (never differentiated)
         if self._fused_tokens(tokens):
             outputs, state = self.rnn.forward_tokens(tokens, state, time_major=True)
@@ -117,9 +122,9 @@ class RNNLM(nn.Module):
         hand (core.fused.TokenRNNStep: no autograd graph, the same numbers); any other model by loss.backward."""
         if self._fused_tokens(tokens) and self._one_step_function("mean"):
             r = self.rnn
-            h0 = state[0] if state is not None else r.weight_hh_l0.new_zeros(tokens.shape[0], r.hidden_size)
-            step = TokenRNNStep(tokens, targets, h0, (r.weight_ih_l0, r.bias_ih_l0, r.bias_hh_l0, r.weight_hh_l0,
-                                                      self.head.weight, self.head.bias))
+            step = TokenRNNStep(tokens, targets, self._first_state(tokens, state),
+                                (r.weight_ih_l0, r.bias_ih_l0, r.bias_hh_l0, r.weight_hh_l0, self.head.weight,
+                                 self.head.bias))
             return step.loss, step.final.unsqueeze(0), step.backward
         loss, state = self.loss(tokens, targets, state)
         return loss, state, loss.backward

@@ -114,6 +114,7 @@ def _solve(ex: core_ex.Exercise, settings: dict | None = None, toggle: str | Non
     wait = f" (it took {last:.0f} s the last time on this server)" if last and last >= 1 else ""
     with st.spinner(f"Running the lab's computation{wait} ..."):
         t0, bar, stop = time.perf_counter(), st.empty(), st.empty()
+        bar_shown: list = []   # the Cancel button is drawn with the first progress report, once
 
         def progress(p) -> None:   # an exercise that trains: how far, about how long is left, and a way out
             done = p.step / p.total_steps if p.total_steps else 0.0
@@ -123,7 +124,6 @@ def _solve(ex: core_ex.Exercise, settings: dict | None = None, toggle: str | Non
                             icon=":material/cancel:", on_click=_cancel, args=(ex.key, toggle))
                 bar_shown.append(True)
             bar.progress(min(done, 1.0), text=f"Training for this check: epoch {p.epoch}, {100 * done:.0f}%{left}")
-        bar_shown: list = []
         watching = core_ex.REPORT.set(progress)
         try:
             sol = solution(ex.key, key)
