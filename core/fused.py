@@ -18,11 +18,11 @@ from torch import nn
 from core.runs.interrupt import poll
 
 
-def _recur(hs: torch.Tensor, h0: torch.Tensor, w_hh: torch.Tensor) -> torch.Tensor:
-    """In place: hs holds the input projections (T, B, h) on entry and the states on exit. W_hh^T is copied
-    into its own contiguous matrix first: the product with a transposed view is slower (15% of this loop at
-    32 x 128), and the numbers are the same."""
-    h, w_t = h0, w_hh.t().contiguous()
+def _recur(hs: torch.Tensor, h0: torch.Tensor | None, w_hh: torch.Tensor) -> torch.Tensor:
+    """In place: hs holds the input projections (T, B, h) on entry and the states on exit; h0 None is the zero
+    state. W_hh^T is copied into its own contiguous matrix first: the product with a transposed view is slower
+    (15% of this loop at 32 x 128), and the numbers are the same."""
+    h, w_t = (h0 if h0 is not None else hs.new_zeros(hs.shape[1:])), w_hh.t().contiguous()
     for t, row in enumerate(hs.unbind(0)):                 # views of the time steps, made in one call
         if t % 8 == 0:
             poll()                                         # a Stop lands within a few steps (core.interrupt)
@@ -45,10 +45,13 @@ def _squares(hs: torch.Tensor):
         yield torch.mul(state, state, out=sq)
 
 
-def _backprop(d_hs: torch.Tensor, hs: torch.Tensor, h0: torch.Tensor, w_hh: torch.Tensor, owned: bool = False):
+def _backprop(d_hs: torch.Tensor, hs: torch.Tensor, h0: torch.Tensor | None, w_hh: torch.Tensor, owned: bool = False,
+              want_d_h0: bool = True):
     """Backward through time. Returns dA (T, B, h), the gradients of the pre-activations, and those of h0
-    and W_hh. dA is built in place in d_hs (owned: the caller's own buffer) or else in a copy of it: row t first
-    collects dL/dH_t (from the output at t and from step t+1), then becomes dA_t = dL/dH_t * (1 - H_t^2)."""
+    (None unless wanted) and W_hh. dA is built in place in d_hs (owned: the caller's own buffer) or else in a
+    copy of it: row t first collects dL/dH_t (from the output at t and from step t+1), then becomes
+    dA_t = dL/dH_t * (1 - H_t^2). A zero first state (h0 None) adds nothing to W_hh's gradient: its product is
+    left out (at the book's 1,024 x 32, one matrix product and one sum fewer per step)."""
     T, hdim = hs.shape[0], hs.shape[-1]
     d_a = d_hs if owned else d_hs.clone(memory_format=torch.contiguous_format)
     rows = d_a.unbind(0)
@@ -58,8 +61,10 @@ def _backprop(d_hs: torch.Tensor, hs: torch.Tensor, h0: torch.Tensor, w_hh: torc
         rows[t].addcmul_(rows[t], sq, value=-1.0)          # dA_t = g * (1 - H_t^2)  (tanh' = 1 - h^2)
         if t:
             rows[t - 1].addmm_(rows[t], w_hh)              # dL/dH_{t-1} += dA_t W_hh
-    d_h0 = d_a[0] @ w_hh
-    d_w_hh = d_a[1:].reshape(-1, hdim).t() @ hs[:-1].reshape(-1, hdim) + d_a[0].t() @ h0
+    d_h0 = d_a[0] @ w_hh if want_d_h0 else None
+    d_w_hh = d_a[1:].reshape(-1, hdim).t() @ hs[:-1].reshape(-1, hdim)
+    if h0 is not None:
+        d_w_hh = d_w_hh + d_a[0].t() @ h0
     return d_a, d_h0, d_w_hh
 
 
@@ -79,8 +84,8 @@ def _token_grads(d_a: torch.Tensor, flat: torch.Tensor, vocab: int):
 
 class _TanhRNN(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, xw: torch.Tensor, h0: torch.Tensor, w_hh: torch.Tensor) -> torch.Tensor:
-        """xw: (T, B, h) input projections with both biases added; h0: (B, h); w_hh: (h, h) as in nn.RNN
+    def forward(ctx, xw: torch.Tensor, h0: torch.Tensor | None, w_hh: torch.Tensor) -> torch.Tensor:
+        """xw: (T, B, h) input projections with both biases added; h0: (B, h), or None for zeros; w_hh: (h, h) as in nn.RNN
         (the step is H_t = tanh(xw_t + H_{t-1} w_hh^T)). Returns all states (T, B, h)."""
         hs = _recur(xw.clone(memory_format=torch.contiguous_format), h0, w_hh)
         ctx.save_for_backward(hs, h0, w_hh)
@@ -89,16 +94,16 @@ class _TanhRNN(torch.autograd.Function):
     @staticmethod
     def backward(ctx, d_hs: torch.Tensor):
         hs, h0, w_hh = ctx.saved_tensors
-        return _backprop(d_hs, hs, h0, w_hh)
+        return _backprop(d_hs, hs, h0, w_hh, want_d_h0=ctx.needs_input_grad[1])
 
 
 class _TokenTanhRNN(torch.autograd.Function):
     """The first layer with one-hot inputs given as token ids: a lookup instead of a product (_token_states)."""
 
     @staticmethod
-    def forward(ctx, ids: torch.Tensor, w_ih: torch.Tensor, bias: torch.Tensor, h0: torch.Tensor,
+    def forward(ctx, ids: torch.Tensor, w_ih: torch.Tensor, bias: torch.Tensor, h0: torch.Tensor | None,
                 w_hh: torch.Tensor) -> torch.Tensor:
-        """ids: (T, B) time-major token ids; w_ih: (h, V); bias: (h,) the sum of both biases."""
+        """ids: (T, B) time-major token ids; w_ih: (h, V); bias: (h,) the sum of both biases; h0 None: zeros."""
         flat, hs = _token_states(ids, w_ih, bias, h0, w_hh)
         ctx.save_for_backward(flat, hs, h0, w_hh)
         ctx.vocab = w_ih.shape[1]
@@ -107,7 +112,7 @@ class _TokenTanhRNN(torch.autograd.Function):
     @staticmethod
     def backward(ctx, d_hs: torch.Tensor):
         flat, hs, h0, w_hh = ctx.saved_tensors
-        d_a, d_h0, d_w_hh = _backprop(d_hs, hs, h0, w_hh)
+        d_a, d_h0, d_w_hh = _backprop(d_hs, hs, h0, w_hh, want_d_h0=ctx.needs_input_grad[3])
         return None, *_token_grads(d_a, flat, ctx.vocab), d_h0, d_w_hh
 
 
@@ -119,7 +124,8 @@ class _TokenRNNLoss(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, ids, targets, w_ih, bias, h0, w_hh, head_w, head_b):
-        """ids, targets: (T, B) time-major. Returns the mean loss and the final state (not differentiable)."""
+        """ids, targets: (T, B) time-major; h0 None: the zero state. Returns the mean loss and the final state
+        (not differentiable)."""
         flat, hs = _token_states(ids, w_ih, bias, h0, w_hh)
         logp = torch.log_softmax(_logits_t(hs.view(-1, hs.shape[-1]), head_w, head_b), dim=0)
         at = _target_positions(targets.reshape(-1))
@@ -134,7 +140,7 @@ class _TokenRNNLoss(torch.autograd.Function):
         flat, hs, h0, w_hh, head_w, at, logp = ctx.saved_tensors
         h = hs.view(-1, hs.shape[-1])
         d_h, d_w, d_b = _softmax_grads(grad, h, head_w, at, logp)
-        d_a, d_h0, d_w_hh = _backprop(d_h.view_as(hs), hs, h0, w_hh, owned=True)
+        d_a, d_h0, d_w_hh = _backprop(d_h.view_as(hs), hs, h0, w_hh, owned=True, want_d_h0=ctx.needs_input_grad[4])
         return None, None, *_token_grads(d_a, flat, ctx.vocab), d_h0, d_w_hh, d_w, d_b
 
 
@@ -144,7 +150,10 @@ def token_rnn_loss(ids: torch.Tensor, targets: torch.Tensor, w_ih, bias, h0, w_h
 
 
 class _Saved:
-    """The part of an autograd context that _TokenRNNLoss uses, for calling it without autograd."""
+    """The part of an autograd context that _TokenRNNLoss uses, for calling it without autograd. The hand step
+    never differentiates its starting state (it is the last window's, detached, or zeros)."""
+
+    needs_input_grad = (False,) * 8
 
     def save_for_backward(self, *tensors):
         self.saved_tensors = tensors
@@ -161,13 +170,13 @@ class TokenRNNStep:
 
     params: (w_ih, b_ih, b_hh, w_hh, head_w, head_b), as nn.RNN and nn.Linear hold them."""
 
-    def __init__(self, ids: torch.Tensor, targets: torch.Tensor, h0: torch.Tensor, params):
+    def __init__(self, ids: torch.Tensor, targets: torch.Tensor, h0: torch.Tensor | None, params):
         self.params = params
         w_ih, b_ih, b_hh, w_hh, head_w, head_b = params
         self.ctx = _Saved()
         with torch.no_grad():
             self.loss, self.final = _TokenRNNLoss.forward(self.ctx, ids.t(), targets.t(), w_ih, b_ih + b_hh,
-                                                          h0.detach(), w_hh, head_w, head_b)
+                                                          None if h0 is None else h0.detach(), w_hh, head_w, head_b)
 
     def backward(self) -> None:
         """Adds the loss's gradient into .grad of every parameter that requires one (as loss.backward() does)."""
@@ -200,7 +209,7 @@ class FusedRNN(nn.RNN):
                 below = nn.functional.dropout(below, self.dropout, training=True)
             xw = torch.addmm(getattr(self, f"bias_ih_l{k}") + getattr(self, f"bias_hh_l{k}"),
                              below.reshape(-1, self.hidden_size), getattr(self, f"weight_ih_l{k}").t())
-            h0 = state[k] if state is not None else hs.new_zeros(hs.shape[1], self.hidden_size)
+            h0 = state[k] if state is not None else None
             hs = _TanhRNN.apply(xw.view_as(hs), h0, getattr(self, f"weight_hh_l{k}"))
             finals.append(hs[-1])
         return (hs if time_major else hs.transpose(0, 1)), torch.stack(finals)
@@ -209,14 +218,13 @@ class FusedRNN(nn.RNN):
         if not isinstance(x, torch.Tensor) or not self.uses_fused(x):
             return super().forward(x, hx)
         xw = x.transpose(0, 1) @ self.weight_ih_l0.t() + (self.bias_ih_l0 + self.bias_hh_l0)
-        h0 = hx[0] if hx is not None else xw.new_zeros(xw.shape[1], self.hidden_size)
+        h0 = hx[0] if hx is not None else None
         hs = _TanhRNN.apply(xw, h0, self.weight_hh_l0)
         return self._upper_layers(hs, hx, [hs[-1]], time_major=False)
 
     def forward_tokens(self, tokens: torch.Tensor, hx=None, time_major: bool = False):
         """One-hot inputs given as ids (batch, time): layer 0 looks its input projections up by token."""
-        B = tokens.shape[0]
-        h0 = hx[0] if hx is not None else self.weight_hh_l0.new_zeros(B, self.hidden_size)
+        h0 = hx[0] if hx is not None else None
         hs = _TokenTanhRNN.apply(tokens.t(), self.weight_ih_l0, self.bias_ih_l0 + self.bias_hh_l0, h0,
                                  self.weight_hh_l0)
         return self._upper_layers(hs, hx, [hs[-1]], time_major)
@@ -260,7 +268,7 @@ def _softmax_grads(grad: torch.Tensor, h: torch.Tensor, weight: torch.Tensor, at
     log-probabilities (overwritten: they become the softmax minus the one-hot targets)."""
     n = h.shape[0]
     p = logp.exp_()                                                    # softmax (V, N), in place
-    p.put_(at, p.new_full((n,), -1.0), accumulate=True)               # minus the one-hot target
+    p.put_(at, p.take(at).sub_(1.0))                                   # minus the one-hot target (one per column)
     # The 1/n of the mean (times the incoming gradient) rides along as the products' alpha, and the bias
     # gradient (the row sums of p) is a matrix-vector product: both cheaper than passes over p.
     scale, zero = float(grad) / n, p.new_zeros(())

@@ -75,10 +75,11 @@ class RNNLM(nn.Module):
         return (reduction == "mean" and torch.is_grad_enabled() and self.spec.num_layers == 1
                 and not (self.training and self.drop.p > 0) and self.head.weight.requires_grad)
 
-    def _first_state(self, tokens: torch.Tensor, state) -> torch.Tensor:
-        """The one tanh layer's starting state (batch, hidden): the carried one, else zeros."""
-        r = self.rnn
-        return state[0] if state is not None else r.weight_hh_l0.new_zeros(tokens.shape[0], r.hidden_size)
+    @staticmethod
+    def _first_state(state) -> torch.Tensor | None:
+        """The one tanh layer's starting state (batch, hidden): the carried one, else None (zeros, which core.fused
+        knows add nothing to W_hh's gradient)."""
+        return state[0] if state is not None else None
 
     def hidden_states(self, tokens: torch.Tensor, state=None):
         """Top-layer hidden states (batch, time, hidden) and the final state."""
@@ -105,7 +106,7 @@ class RNNLM(nn.Module):
         if self._fused_tokens(tokens) and self._one_step_function(reduction):
             r = self.rnn
             loss, final = token_rnn_loss(tokens, targets, r.weight_ih_l0, r.bias_ih_l0 + r.bias_hh_l0,
-                                         self._first_state(tokens, state), r.weight_hh_l0, self.head.weight,
+                                         self._first_state(state), r.weight_hh_l0, self.head.weight,
                                          self.head.bias)
             return loss, final.unsqueeze(0)   # the final state, for the next window (never differentiated)
         if self._fused_tokens(tokens):
@@ -122,7 +123,7 @@ class RNNLM(nn.Module):
         hand (core.fused.TokenRNNStep: no autograd graph, the same numbers); any other model by loss.backward."""
         if self._fused_tokens(tokens) and self._one_step_function("mean"):
             r = self.rnn
-            step = TokenRNNStep(tokens, targets, self._first_state(tokens, state),
+            step = TokenRNNStep(tokens, targets, self._first_state(state),
                                 (r.weight_ih_l0, r.bias_ih_l0, r.bias_hh_l0, r.weight_hh_l0, self.head.weight,
                                  self.head.bias))
             return step.loss, step.final.unsqueeze(0), step.backward
