@@ -85,8 +85,8 @@ def _token_grads(d_a: torch.Tensor, flat: torch.Tensor, vocab: int):
 class _TanhRNN(torch.autograd.Function):
     @staticmethod
     def forward(ctx, xw: torch.Tensor, h0: torch.Tensor | None, w_hh: torch.Tensor) -> torch.Tensor:
-        """xw: (T, B, h) input projections with both biases added; h0: (B, h), or None for zeros; w_hh: (h, h) as in nn.RNN
-        (the step is H_t = tanh(xw_t + H_{t-1} w_hh^T)). Returns all states (T, B, h)."""
+        """xw: (T, B, h) input projections with both biases added; h0: (B, h), or None for zeros; w_hh: (h, h) as
+        in nn.RNN (the step is H_t = tanh(xw_t + H_{t-1} w_hh^T)). Returns all states (T, B, h)."""
         hs = _recur(xw.clone(memory_format=torch.contiguous_format), h0, w_hh)
         ctx.save_for_backward(hs, h0, w_hh)
         return hs

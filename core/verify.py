@@ -282,6 +282,42 @@ def hand_step_checks() -> Iterator[Result]:
                      f"loss, final state, every gradient [B={B} T={T} V={V} h={h}{what}]", err, 0.0)
 
 
+def zero_state_checks() -> Iterator[Result]:
+    """A run's windows that start from zeros pass no starting state (None), and core.fused then leaves the
+    state's term out of W_hh's gradient: against nn.RNN with no state (float64), dense and token inputs, every
+    layer; and the hand step with no state against the same step given a tensor of zeros, bit for bit (float32)."""
+    from core.fused import FusedRNN
+    from core.models import ModelSpec, RNNLM
+    torch.manual_seed(500)
+    B, T, V, h, L = 5, 9, 13, 7, 2
+    fused = FusedRNN(V, h, num_layers=L, batch_first=True).double()
+    plain = torch.nn.RNN(V, h, num_layers=L, batch_first=True).double()
+    plain.load_state_dict(fused.state_dict())
+    tokens = torch.randint(0, V, (B, T))
+    x, weights = torch.nn.functional.one_hot(tokens, V).double(), torch.randn(B, T, h, dtype=torch.float64)
+    runs = {"dense inputs": lambda: fused(x), "token ids": lambda: fused.forward_tokens(tokens)}
+    for what, run in runs.items():
+        results = []
+        for layer, go in ((fused, run), (plain, lambda: plain(x))):
+            layer.zero_grad()
+            out, hT = go()
+            ((out * weights).sum() + hT.square().sum()).backward()
+            results.append([out.detach(), hT.detach()] + [p.grad.clone() for p in layer.parameters()])
+        yield Result(f"no starting state == nn.RNN with none (zeros), {what}: states, final states and every "
+                     f"weight's gradient [B={B} T={T} V={V} h={h} layers={L}]",
+                     max(max_abs(a, b) for a, b in zip(*results)), TOL_ABS)
+    net = RNNLM(ModelSpec(vocab_size=V, hidden_size=h, cell="rnn"))
+    targets, outs = torch.randint(0, V, (B, T)), []
+    for state in (None, torch.zeros(1, B, h)):
+        net.zero_grad(set_to_none=True)
+        loss, final, backward = net.training_loss(tokens, targets, state)
+        backward()
+        outs.append([loss, final] + [p.grad.clone() for p in net.parameters() if p.requires_grad])
+    yield Result(f"hand-differentiated step with no starting state == with a state of zeros, bit for bit (float32): "
+                 f"loss, final state, every gradient [B={B} T={T} V={V} h={h}]",
+                 max(max_abs(a, b) for a, b in zip(*outs)), 0.0)
+
+
 def finite_difference_checks(per_param: int = 3) -> Iterator[Result]:
     for case in CASES:
         params, tokens, targets, H0 = case.data()
@@ -366,6 +402,7 @@ GROUPS: dict[str, Callable[[], Iterator[Result]]] = {
     "linear cross-entropy": linear_cross_entropy_checks,
     "one-Function step": one_function_step_checks,
     "hand-differentiated step": hand_step_checks,
+    "zero starting state": zero_state_checks,
     "concatenation": concat_checks,
     "clipping": clipping_checks,
     "perplexity": uniform_perplexity_checks,
