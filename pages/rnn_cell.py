@@ -200,6 +200,30 @@ def memory_without_growing() -> None:
         m3.metric("RNN state size", f"{h} numbers")
 
 
+def tol(x: float) -> str:
+    """A tolerance as the table shows it: 1e-6, 1e-12."""
+    return f"{x:.0e}".replace("e-0", "e-")
+
+
+def tolerance_words() -> str:
+    """The tolerances of core.verify, in words (built from its constants)."""
+    loose = (f"{tol(verify.TOL_ABS)} (absolute or relative)" if verify.TOL_ABS == verify.TOL_REL else
+             f"{tol(verify.TOL_ABS)} absolute or {tol(verify.TOL_REL)} relative")
+    return (f"{loose} where the two ways round differently, {tol(verify.TOL_IDENTITY)} where one float64 result is "
+            "checked against an identity of the maths, and 0 where two ways of computing must agree to the last bit")
+
+
+def largest_error_words(rows: list[tuple]) -> str:
+    """The worst error among the checks that allow one, beside its tolerance; and how many allow none."""
+    allowed = [(err, tol) for _, err, tol, _ in rows if tol > 0]
+    exact = len(rows) - len(allowed)
+    worst = max(allowed, default=None, key=lambda r: r[0] / r[1])
+    said = f"{exact} {'check must' if exact == 1 else 'checks must'} agree to the last bit (tolerance 0)."
+    if worst is None:
+        return said
+    return f"Largest error against its tolerance: {worst[0]:.1e} (tolerance {tol(worst[1])}). " + said
+
+
 def proof() -> None:
     st.header("4 · Proof: the gradients are right")
     st.markdown(
@@ -211,8 +235,8 @@ def proof() -> None:
         "- **torch's own RNN** (`torch.nn.RNN`), given the same weights.\n\n"
         "The gradients RNN Lab uses were written out by hand, step back by step back, in numpy (the lab above "
         "shows that code) and again in torch for speed; both must match all three. A check passes when the two "
-        "numbers differ by less than its tolerance, a few parts in a billion for these small float64 networks. "
-        "The same checks run from the command line: `python -m core verify`.")
+        f"numbers differ by no more than its tolerance: {tolerance_words()}. The same checks run from the command "
+        "line: `python -m core verify`.")
     if st.button("Run the verification checks", type="primary", key="cell.verify"):
         with st.spinner("Checking ..."):
             results = verify.run_checks()
@@ -221,8 +245,10 @@ def proof() -> None:
         rows = st.session_state["cell.results"]
         passed = sum(r[3] for r in rows)
         (st.success if passed == len(rows) else st.error)(f"{passed} passed, {len(rows) - passed} failed")
+        st.caption(largest_error_words(rows))
         st.dataframe(pd.DataFrame(rows, columns=["check", "error", "tolerance", "passed"]), hide_index=True,
-                     width="stretch", height=320, column_config={"error": st.column_config.NumberColumn(format="%.2e")})
+                     width="stretch", height=320, column_config={"error": st.column_config.NumberColumn(format="%.2e"),
+                                    "tolerance": st.column_config.NumberColumn(format="%.0e")})
 
 
 def check_one_gradient(run: cell_demo.WordRun) -> None:

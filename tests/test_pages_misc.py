@@ -26,6 +26,23 @@ def test_cell_page_runs_the_proof():
     summary = at.success[0].value
     passed = int(summary.split()[0])
     assert passed >= 40 and summary.endswith("0 failed")
+    from core import verify
+    from pages.rnn_cell import tol
+    text, results = " ".join(m.value for m in at.markdown), verify.run_checks()
+    assert f"no more than its tolerance: {tol(verify.TOL_ABS)}" in text     # the tolerances said are those used
+    said = {verify.TOL_ABS, verify.TOL_REL, verify.TOL_IDENTITY, 0.0}
+    assert {r.tolerance for r in results} <= said and f"{tol(verify.TOL_IDENTITY)} where" in text
+    exact = sum(r.tolerance == 0 for r in results)
+    caption = " ".join(c.value for c in at.caption)
+    assert f"{exact} checks must agree to the last bit" in caption and "Largest error against its tolerance: " in caption
+
+
+def test_the_proofs_words_follow_its_numbers():
+    from pages.rnn_cell import largest_error_words
+    rows = [("a", 2e-9, 1e-6, True), ("b", 5e-7, 1e-5, True), ("c", 0.0, 0.0, True)]
+    assert largest_error_words(rows) == ("Largest error against its tolerance: 5.0e-07 (tolerance 1e-5). "
+                                         "1 check must agree to the last bit (tolerance 0).")
+    assert largest_error_words(rows[2:] * 2) == "2 checks must agree to the last bit (tolerance 0)."
 
 
 def test_cell_page_bad_input():
