@@ -288,7 +288,6 @@ def zero_state_checks() -> Iterator[Result]:
     state's term out of W_hh's gradient: against nn.RNN with no state (float64), dense and token inputs, every
     layer; and the hand step with no state against the same step given a tensor of zeros, bit for bit (float32)."""
     from core.fused import FusedRNN
-    from core.models import ModelSpec, RNNLM
     torch.manual_seed(500)
     B, T, V, h, L = 5, 9, 13, 7, 2
     fused = FusedRNN(V, h, num_layers=L, batch_first=True).double()
@@ -369,7 +368,8 @@ def uniform_perplexity_checks() -> Iterator[Result]:
         logits = torch.zeros(3, 5, V, dtype=torch.float64)
         targets = torch.randint(0, V, (3, 5))
         ce = torch.nn.functional.cross_entropy(logits.reshape(-1, V), targets.reshape(-1))
-        yield Result(f"a uniform model over {V} tokens has perplexity {V}", abs(perplexity(float(ce)) - V) / V, TOL_IDENTITY)
+        yield Result(f"a uniform model over {V} tokens has perplexity {V}", abs(perplexity(float(ce)) - V) / V,
+                     TOL_IDENTITY)
 
 
 def truncation_checks() -> Iterator[Result]:
