@@ -215,7 +215,7 @@ def tolerance_words() -> str:
 
 def largest_error_words(rows: list[tuple]) -> str:
     """The worst error among the checks that allow one, beside its tolerance; and how many allow none."""
-    allowed = [(err, tol) for _, err, tol, _ in rows if tol > 0]
+    allowed = [(err, limit) for _, err, limit, _ in rows if limit > 0]
     exact = len(rows) - len(allowed)
     worst = max(allowed, default=None, key=lambda r: r[0] / r[1])
     said = f"{exact} {'check must' if exact == 1 else 'checks must'} agree to the last bit (tolerance 0)."
