@@ -200,9 +200,12 @@ def memory_without_growing() -> None:
         m3.metric("RNN state size", f"{h} numbers")
 
 
+NB_HYPHEN = "\u2011"   # a hyphen a line never breaks at: "1e-6" stays on one line on a phone
+
+
 def tol(x: float) -> str:
-    """A tolerance as the table shows it: 1e-6, 1e-12."""
-    return f"{x:.0e}".replace("e-0", "e-")
+    """A tolerance as the table shows it (1e-6, 1e-12), for a sentence: its minus sign never starts a new line."""
+    return f"{x:.0e}".replace("e-0", "e-").replace("-", NB_HYPHEN)
 
 
 def tolerance_words() -> str:
@@ -221,7 +224,8 @@ def largest_error_words(rows: list[tuple]) -> str:
     said = f"{exact} {'check must' if exact == 1 else 'checks must'} agree to the last bit (tolerance 0)."
     if worst is None:
         return said
-    return f"Largest error against its tolerance: {worst[0]:.1e} (tolerance {tol(worst[1])}). " + said
+    error = f"{worst[0]:.1e}".replace("-", NB_HYPHEN)
+    return f"Largest error against its tolerance: {error} (tolerance {tol(worst[1])}). " + said
 
 
 def proof() -> None:
