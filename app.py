@@ -48,9 +48,11 @@ st.markdown("<style id='rnnlab-styles'>[data-testid='stElementContainer']:has(#r
             "[data-testid='stPageLink-NavLink'] div, [data-testid='stPageLink-NavLink'] p { white-space: normal; "
             "overflow: visible; }"
             # a table's long cells (Act 4's samples) wrap rather than run off a phone's screen (Streamlit's own rule
-            # on the cells' Markdown is stronger than a plain one)
+            # on the cells' Markdown is stronger than a plain one); headers break between words only ("epoch" was
+            # cut into "epoc" and "h" beside the samples at phone width)
             "[data-testid='stTable'] td *, [data-testid='stTable'] th * { white-space: normal !important; "
-            "overflow-wrap: anywhere !important; }</style>", unsafe_allow_html=True)
+            "overflow-wrap: anywhere !important; } [data-testid='stTable'] th * { overflow-wrap: normal !important; }"
+            "</style>", unsafe_allow_html=True)
 
 with st.sidebar:
     st.caption(f"Training device: **{device_label()}**")
