@@ -43,7 +43,7 @@ MIGRATIONS = (
                        PRIMARY KEY (learner, run_key));
     """,
     # 2: the lab's settings when the learner checked (the controls the exercise sets up), so the teacher can see
-    # where a learner's page differed from the exercise's own setup (a hand-edited link)
+    # where a learner's page differed from the exercise's own setup (another view, or a hand-edited link)
     """
     ALTER TABLE attempts ADD COLUMN settings TEXT NOT NULL DEFAULT '{}';
     """,

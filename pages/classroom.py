@@ -38,7 +38,9 @@ def answers_figure(ex: core_ex.Exercise, firsts: list[dict]) -> go.Figure:
         counts = [sum(a["answer"] == o for a in firsts) for o in ex.options]
         colours = ["#009E73" if o == computed else "#9aa5b1" for o in ex.options]
         fig = go.Figure(go.Bar(x=[chart_text(o) for o in ex.options], y=counts, marker_color=colours))
-        return style(fig, None, "first answer (green: what the run computed)", "learners", height=320)
+        fig = style(fig, None, "first answer (green: what the run computed)", "learners", height=320)
+        # whole learners: ticks at whole numbers from 0 (no "1.5 learners")
+        return fig.update_yaxes(rangemode="tozero", tickformat=",d", dtick=1 if max(counts) <= 10 else None)
     values = [float(a["answer"]) for a in firsts]
     fig = go.Figure(go.Scatter(x=values, y=[chart_text(a["name"]) for a in firsts], mode="markers",
                                marker=dict(size=11, color=["#009E73" if a["correct"] else "#D55E00" for a in firsts]),
@@ -142,11 +144,29 @@ def export_csv(attempts: list[dict], runs: list[dict]) -> str:
     return buf.getvalue()
 
 
+PICKED = "classroom.picked"   # this session's teacher chose an exercise: the chart stays on it
+
+
+def follow_the_class(attempts: list[dict], counts: dict) -> str:
+    """The exercise the chart shows until the teacher picks one: the one answered last. A chart left on an
+    exercise nobody has answered (the page opened before the class began, or a bookmarked link) moves to it as
+    answers arrive; once the teacher picks, it stays."""
+    latest = max(attempts, key=lambda a: a["at"])["exercise"] if attempts else list(BANK)[-1]
+    shown = CONTROLS["shown"]
+    widget = f"classroom.{shown.key}"
+    current = st.session_state.get(widget, st.query_params.get(shown.key))
+    if not st.session_state.get(PICKED) and latest in BANK and counts.get(current, 0) == 0 and counts[latest]:
+        st.session_state[widget] = latest
+        st.query_params[shown.key] = latest
+    return latest
+
+
 def exercise_answers(info: classroom.ClassInfo, attempts: list[dict], hints: list, learners: int) -> None:
     counts = {k: len({a["name"] for a in attempts if a["exercise"] == k}) for k in BANK}
-    answered = [k for k in BANK if counts[k]] or list(BANK)
-    key = url_state.draw(CONTROLS["shown"], choices=list(BANK), default=answered[-1],
-                         format_func=lambda k: f"{counts[k]} answered · {BANK[k].question[:70]}")
+    latest = follow_the_class(attempts, counts)
+    key = url_state.draw(CONTROLS["shown"], choices=list(BANK), default=latest,
+                         format_func=lambda k: f"{counts[k]} answered · {BANK[k].question[:70]}",
+                         on_change=lambda: st.session_state.update({PICKED: True}))
     ex = BANK[key]
     firsts = {}
     for a in attempts:
@@ -179,8 +199,9 @@ def teacher_view(info: classroom.ClassInfo) -> None:
         table = roster_table(info, attempts, hints, runs)
         st.subheader("Roster")
         st.caption(f"Scores count each learner's first attempt at each exercise, of {len(BANK)}. 'Other settings': "
-                   "first attempts checked from a page whose settings differed from the exercise's own (a "
-                   f"hand-edited link). Refreshes every {REFRESH_S} s while this page is open.")
+                   "first attempts checked while the lab showed other settings than the exercise's own, so the "
+                   "learner was looking at another view (the grade always uses the exercise's own settings). "
+                   f"Refreshes every {REFRESH_S} s while this page is open.")
         st.dataframe(table, hide_index=True, width="stretch")
         st.subheader("How the class answered")
         exercise_answers(info, attempts, hints, len(table))

@@ -207,3 +207,33 @@ def test_a_chart_s_data_csv_never_hands_a_spreadsheet_a_formula():
     fig = go.Figure(go.Scatter(x=[-0.5, 2.0], y=["=cmd|' /C calc'!A0", "Ben"], name="@first answers"))
     text = figure_csv(fig)
     assert "'=cmd" in text and "'@first answers" in text and ",-0.5," in text
+
+
+def test_the_class_answers_chart_counts_whole_learners_from_zero():
+    from core.exercise_bank import BANK
+    from core.exercises import CHOICE
+    from pages.classroom import answers_figure
+    ex = next(e for e in BANK.values() if e.kind == CHOICE)
+    firsts = [{"name": n, "answer": ex.options[0], "computed": ex.options[0], "correct": True} for n in ("Ana", "Ben")]
+    y = answers_figure(ex, firsts).layout.yaxis
+    assert (y.rangemode, y.dtick, y.tickformat) == ("tozero", 1, ",d")
+    many = firsts * 6   # 12 learners on one answer: plotly's own whole-number steps
+    assert answers_figure(ex, many).layout.yaxis.dtick is None
+
+
+def test_the_teacher_s_chart_follows_the_class_until_the_teacher_picks_an_exercise(root):
+    info = C.create_class("Tuesday")
+    ana, ben = C.join(info.join_code, "Ana"), C.join(info.join_code, "Ben")
+    teacher = page("classroom", teacher=info.teacher_token).run()    # opened before anyone answered
+    before = teacher.query_params["show"]
+    C.record_attempt(ana, "gf_regime", "vanishing", True, "vanishing", at=10.0)
+    teacher.run()
+    assert before != "gf_regime" and teacher.query_params["show"] == "gf_regime"
+    assert any("1 of 2 learners answered" in c.proto.alt for c in teacher.get("plotly_chart"))
+    # a bookmarked link to an exercise nobody answered moves too, in a new session
+    moved = page("classroom", teacher=info.teacher_token, show="ch_forcing").run()
+    assert moved.query_params["show"] == "gf_regime"
+    teacher.selectbox(key="classroom.show").set_value("fc_horizon").run()   # the teacher picks one: it stays
+    C.record_attempt(ben, "gf_thirty", 0.5, False, 0.04, at=20.0)
+    teacher.run()
+    assert teacher.query_params["show"] == "fc_horizon" and not teacher.exception
