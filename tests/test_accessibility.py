@@ -139,6 +139,11 @@ def test_log_axes_read_as_plain_numbers():
     assert [plain_number(t) for t in log_ticks(1.2, 28)] == ["1", "2", "5", "10", "20", "50"]
     assert len(log_ticks(1e-7, 1e15)) <= 9                                  # decades thinned, never a wall
     assert np.all(np.diff(log_ticks(1e-7, 1.0)) > 0)
+    # data within a narrow range: at least three ticks beside it, so the axis cannot pass for a linear one
+    for lo, hi in ((6.48, 27.9), (0.04, 0.27), (3.9, 4.1), (7.2, 7.6)):
+        beside = [t for t in log_ticks(lo, hi) if lo <= t <= hi]
+        assert len(beside) >= 3 and np.all(np.diff(beside) > 0), (lo, hi, beside)
+    assert [plain_number(t) for t in log_ticks(6.48, 27.9) if 6.48 <= t <= 27.9] == ["7", "10", "15", "20"]
 
 
 def test_every_figure_uses_the_colour_blind_safe_palette_and_titles_its_axes():

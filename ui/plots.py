@@ -31,16 +31,27 @@ def plain_number(v: float) -> str:
     return f"1e{exp}" if abs(mant - 1) < 1e-9 else f"{mant:g}e{exp}"
 
 
+FINE = (1, 1.5, 2, 3, 5, 7)   # steps for data within about a decade: three ticks show the axis is logarithmic
+
+
 def log_ticks(lo: float, hi: float) -> list[float]:
     """Tick values for a log axis showing lo to hi: 1-2-5 steps over a short range, decades over a long one
-    (every second or third decade when there are many)."""
+    (every second or third decade when there are many). Data within a narrow range gets finer steps, so that
+    at least three ticks fall beside it (with two, 10 and 20, a log axis reads as a linear one), and data
+    within a few percent gets values between its ends."""
     anchor = int(np.floor(np.log10(lo)))           # the labelled decades count from the data's lowest one
+    data = (lo, hi)
     lo, hi = lo / 2, hi * 2                         # the axis shows a little beyond the data
     lo_exp, hi_exp = int(np.floor(np.log10(lo))), int(np.ceil(np.log10(hi)))
     span = hi_exp - lo_exp
     mult = (1, 2, 5) if span <= 3 else (1, 3) if span <= 4 else (1,)   # labels stay apart on a phone too
     every = max(1, int(np.ceil(span / 8)))
-    ticks = [m * 10.0 ** e for e in range(lo_exp, hi_exp + 1) if (e - anchor) % every == 0 for m in mult]
+    for steps in (mult, FINE) if span <= 3 else (mult,):
+        ticks = [m * 10.0 ** e for e in range(lo_exp, hi_exp + 1) if (e - anchor) % every == 0 for m in steps]
+        if sum(data[0] <= t <= data[1] for t in ticks) >= 3:
+            break
+    if sum(data[0] <= t <= data[1] for t in ticks) < 2 and data[0] < data[1]:
+        return sorted({float(f"{v:.2g}") for v in np.geomspace(*data, 4)})
     return [t for t in ticks if lo <= t <= hi] or [lo, hi]
 
 
