@@ -204,14 +204,19 @@ def adopt_run_from_url() -> None:
                    icon=":material/warning:")
 
 
+def seconds_text(s: float) -> str:
+    """Seconds as the runs table rounds them below ten (a half-second run reads 0.5 s, not 0 s), whole above."""
+    return f"{s:.1f} s" if s < 9.95 else f"{s:,.0f} s"
+
+
 def run_metrics(p: Progress) -> None:
     c = st.columns(6)
     c[0].metric("Train perplexity", f"{p.train_ppl:.2f}" if math.isfinite(p.train_ppl) else "–")
     c[1].metric("Validation perplexity", f"{p.val_ppl:.2f}" if math.isfinite(p.val_ppl) else "–")
     c[2].metric("Bits per byte", f"{p.val_bpb:.3f}" if math.isfinite(p.val_bpb) else "–")
     c[3].metric("Tokens / s", f"{p.tokens_per_s:,.0f}")
-    c[4].metric("Elapsed", f"{p.elapsed:.0f} s")
-    c[5].metric("ETA", f"{p.eta:.0f} s" if math.isfinite(p.eta) else "–")
+    c[4].metric("Elapsed", seconds_text(p.elapsed))
+    c[5].metric("ETA", seconds_text(p.eta) if math.isfinite(p.eta) else "–")
     st.caption(f"Device: {p.device}")
 
 
@@ -357,7 +362,8 @@ def compare_and_export(done: list) -> None:
     histories = {j.name: j.result.history for j in done}
     show(curves_figure(histories, "Validation perplexity of this session's runs"), curves_summary(histories),
          "compare")
-    st.dataframe(runs_table(done), hide_index=True, width="stretch")
+    st.dataframe(runs_table(done), hide_index=True, width="stretch",   # thousands separated, as the metrics above
+                 column_config={"tokens/s": st.column_config.NumberColumn(format="localized")})
     for j in reversed(done):
         export_row(j)
 

@@ -330,3 +330,9 @@ def test_a_class_at_the_same_setting_shares_one_set_of_figures_and_each_draw_rea
     assert not at.exception and any(m.value.startswith("Step **t = 3**: the network reads **'l'**") for m in at.markdown)
     assert json.dumps(fig.to_dict(), default=str) == before   # drawing it changed nothing
     assert json.loads(pio.to_json(fig.to_dict(), validate=False))["data"][0]["type"] == "heatmap"
+
+
+def test_a_short_run_s_time_reads_as_the_runs_table_rounds_it():
+    from pages.training import seconds_text
+    assert [seconds_text(s) for s in (0.47, 0.0, 9.94, 9.96, 12.4, 1234.0)] == \
+        ["0.5 s", "0.0 s", "9.9 s", "10 s", "12 s", "1,234 s"]

@@ -98,3 +98,17 @@ def test_a_training_process_leaves_a_core_and_the_label_says_how_many_threads(mo
     assert worker_threads() == 3 and worker_threads(5) == 5
     assert describe_device("cpu", threads=1) == "CPU (1 thread)"
     assert describe_device("cpu", threads=3) == "CPU (3 threads)"
+
+
+def test_the_last_report_and_the_result_give_the_same_time_and_speed():
+    """A worker writes each report to a file; the result used to read the clock after the last one was written,
+    so the page's figures (from the report) and the runs table (from the result) disagreed by that write."""
+    import time
+    reports = []
+
+    def slow_writer(p):       # the last report takes a while to write, as on a busy server
+        reports.append(p)
+        if p.eta == 0.0:
+            time.sleep(0.2)
+    result = train(TrainConfig(**{**SMALL, "epochs": 1}), TEXT, on_progress=slow_writer)
+    assert reports[-1].elapsed == result.elapsed and reports[-1].tokens_per_s == result.tokens_per_s

@@ -329,11 +329,11 @@ class Run:
         if math.isfinite(val_ce) and val_ce < self.best.val_ce:
             self.best = Best(val_ce, epoch, snapshot(self.net))
 
-    def report(self, epoch: int, train_ce: float, final: bool = False) -> None:
+    def report(self, epoch: int, train_ce: float, final: bool = False, elapsed: float | None = None) -> None:
         self.last_report = time.perf_counter()
         if self.on_progress is None:
             return
-        elapsed = self.last_report - self.started
+        elapsed = self.last_report - self.started if elapsed is None else elapsed
         last = self.history[-1] if self.history else None
         remaining = (self.total_steps - self.step) * (elapsed / self.step) if self.step else math.nan
         self.on_progress(Progress(
@@ -351,8 +351,11 @@ class Run:
             self.net.load_state_dict(self.best.weights)
             message += f"; kept the best epoch ({self.best.epoch}) by validation loss"
         last = self.history[-1]
-        self.report(last.epoch, math.log(last.train_ppl) if last.train_ppl > 0 else math.nan, final=True)
+        # one clock reading for the last report and the result, so that the page's figures and the run's record
+        # agree (the report's own writing, in a worker process, took up to a tenth of a second)
         elapsed = time.perf_counter() - self.started
+        self.report(last.epoch, math.log(last.train_ppl) if last.train_ppl > 0 else math.nan, final=True,
+                    elapsed=elapsed)
         self.net.eval()  # the finished model is for sampling and evaluation: dropout off
         self.lm.meta.update({"status": str(status), "message": message, "best_epoch": self.best.epoch})
         return TrainResult(self.config, self.history, status, message, elapsed, self.device_name,
