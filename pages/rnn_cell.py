@@ -180,7 +180,7 @@ def two_products_or_one() -> None:
     q1.dataframe(pd.DataFrame(two).round(4), hide_index=True)
     q2.markdown("[X, H] @ [W_xh; W_hh]")
     q2.dataframe(pd.DataFrame(one).round(4), hide_index=True)
-    q3.metric("Largest difference", f"{np.max(np.abs(one - two)):.1e}")
+    q3.metric("Largest difference", difference_text(float(np.max(np.abs(one - two)))))
 
 
 def memory_without_growing() -> None:
@@ -201,6 +201,11 @@ def memory_without_growing() -> None:
 
 
 NB_HYPHEN = "\u2011"   # a hyphen a line never breaks at: "1e-6" stays on one line on a phone
+
+
+def difference_text(x: float) -> str:
+    """A largest difference: 4.4e-16 (rounding), or "0, exactly" (not 0.0e+00)."""
+    return f"{x:.1e}" if x else "0, exactly"
 
 
 def tol(x: float) -> str:
@@ -288,7 +293,7 @@ def one_hot_or_embedding(run: cell_demo.WordRun) -> None:
     c1.dataframe(pd.DataFrame([look.product]).round(4), hide_index=True)
     c2.markdown(f"row {look.token_id} of W_xh (a lookup)")
     c2.dataframe(pd.DataFrame([look.row]).round(4), hide_index=True)
-    c3.metric("Product minus lookup, largest", f"{look.difference:.1e}")
+    c3.metric("Product minus lookup, largest", difference_text(look.difference))
     st.markdown(
         "An **embedding** makes that row its own small learnt vector of d numbers (a table E of |V| × d) and then "
         "multiplies it by a d × h W_xh. With a few characters, one-hot is cheaper; with a large vocabulary a "
@@ -298,7 +303,8 @@ def one_hot_or_embedding(run: cell_demo.WordRun) -> None:
                     (10_000, 256, 64)):
         rows.append({"|V|": V, "h": h, "one-hot: W_xh (|V| × h)": param_counts.input_parameters(V, h, 0),
                      "d": d, "embedding: E (|V| × d) + W_xh (d × h)": param_counts.input_parameters(V, h, d)})
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    counts = {name: st.column_config.NumberColumn(format="localized") for name in rows[0] if name not in ("h", "d")}
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", column_config=counts)   # 2,560,000
 
 
 def main() -> None:

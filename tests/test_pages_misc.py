@@ -336,3 +336,8 @@ def test_a_short_run_s_time_reads_as_the_runs_table_rounds_it():
     from pages.training import seconds_text
     assert [seconds_text(s) for s in (0.47, 0.0, 9.94, 9.96, 12.4, 1234.0)] == \
         ["0.5 s", "0.0 s", "9.9 s", "10 s", "12 s", "1,234 s"]
+
+
+def test_an_exact_zero_difference_says_so():
+    from pages.rnn_cell import difference_text
+    assert (difference_text(0.0), difference_text(4.4e-16)) == ("0, exactly", "4.4e-16")
