@@ -28,6 +28,7 @@ class Learner:
         self.errors: list[str] = []
         self.alerts: list[str] = []   # st.error / st.warning texts the page showed
         self.values: dict = {}   # widget id -> value set by this learner (sent with every rerun, as browsers do)
+        self.fragments: dict[str, str] = {}   # widget id -> the fragment it is drawn in ("" for none)
         self.bytes_in = 0
 
     async def connect(self) -> None:
@@ -84,6 +85,7 @@ class Learner:
         wid = getattr(widget, "id", "")
         if wid and "-" in wid:
             self.widgets[wid.rsplit("-", 1)[-1]] = (wid, kind)
+            self.fragments[wid] = delta.fragment_id   # a widget inside a fragment reruns that fragment only
 
     async def open(self, page: str, query: str = "") -> float:
         self.page, self.query = page, query
@@ -118,7 +120,7 @@ class Learner:
         """Set the widget with this key and time the rerun it causes."""
         wid, kind = self._widget(key)
         self.values[wid] = (kind, value)
-        return await self._rerun(self._states())
+        return await self._rerun(self._states(), self.fragments.get(wid, ""))
 
     async def press(self, key: str) -> float:
         """Click the button with this key and time the rerun it causes."""

@@ -62,6 +62,8 @@ class RnnCell:
     h: int = setting(4, "Hidden units", lo=1, hi=8)
     seed: int = setting(0, "Weight seed", lo=0, hi=10_000, widget="input")
     t: int = setting(1, "Time step t", "Which step of reading the word the figures show.", lo=1, hi=MAX_WORD)
+    letter: str = setting("", "Letter fed in", "One of the letters the word feeds in: its one-hot row times W_xh "
+                          "against the row looked up.", widget="select")      # choices: the word's letters
     V: int = setting(28, "Vocabulary |V|", lo=2, hi=100_000, widget="input")
     h2: int = setting(256, "Hidden units h", lo=1, hi=10_000, widget="input")
 

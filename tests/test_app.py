@@ -58,3 +58,18 @@ def test_forecasting_url_reproduces_view():
     at = page("forecasting", tau="7", k="33", seed="5").run()
     assert at.slider(key="forecasting.tau").value == 7
     assert metric(at, "33-step")
+
+
+def test_a_rerun_that_carries_an_older_address_keeps_the_slider_but_a_new_link_moves_it():
+    """Two quick moves: the second rerun is sent before the browser shows the first one's address (t=5 here,
+    while the page had already written 7). That older address is an echo, not a link to follow."""
+    at = page("forecasting", tau="5").run()
+    tau = lambda: at.slider(key="forecasting.tau")
+    tau().set_value(7).run()
+    assert at.query_params["tau"] == "7"
+    at.query_params["tau"] = "5"              # the address the browser still showed when the learner moved again
+    tau().set_value(9).run()
+    assert tau().value == 9 and at.query_params["tau"] == "9"
+    at.query_params["tau"] = "12"             # a link this session never wrote: followed
+    at.run()
+    assert tau().value == 12

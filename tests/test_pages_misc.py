@@ -341,3 +341,17 @@ def test_a_short_run_s_time_reads_as_the_runs_table_rounds_it():
 def test_an_exact_zero_difference_says_so():
     from pages.rnn_cell import difference_text
     assert (difference_text(0.0), difference_text(4.4e-16)) == ("0, exactly", "4.4e-16")
+
+
+def test_the_one_hot_section_has_its_own_letter_and_does_not_follow_the_step_slider():
+    """The step slider reruns its fragment only, so nothing outside it may depend on t."""
+    at = page("rnn_cell", letter="c").run()
+    lookup = lambda: next(m.value for m in at.markdown if m.value.startswith("A one-hot input is a row"))
+    before = lookup()
+    assert "the letter 'c' (fed in at step t = 3) has id" in before
+    at.slider(key="cell.t").set_value(5).run()
+    assert lookup() == before and not at.exception
+    at.selectbox(key="cell.letter").set_value("h").run()
+    assert "the letter 'h' (fed in at step t = 4)" in lookup() and at.query_params["letter"] == "h"
+    odd = page("rnn_cell", letter="e").run()   # 'e' ends "machine": it is only ever a target, never fed in
+    assert not odd.exception and "the letter 'm' (fed in at step t = 1)" in " ".join(m.value for m in odd.markdown)

@@ -8,6 +8,7 @@ the URL with the one encoder (core.settings.as_text), so a copied address reprod
 """
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 from typing import Any, Callable, Sequence
 
@@ -38,14 +39,34 @@ def _ns(name: str) -> str:
     return f"{st.session_state.get('_rnnlab_ns', 'app')}.{name}"
 
 
+_SENT = "_rnnlab_sent"   # (address as a query dict, when): the addresses this session's writes gave the browser
+ECHO_SECONDS = 10.0     # a rerun sent before the browser took in the page's last writes arrives within this
+
+
+def _echo() -> bool:
+    """Whether this rerun's address is one the browser showed a moment ago, before this session's latest
+    writes reached it. Two quick moves of a slider send the second before the browser has put the first one's
+    value in its address bar, so the rerun carries the older address; read as a new link, it set the slider
+    back to the older value. A link the learner follows carries an address this session did not just write."""
+    now, query = time.monotonic(), st.query_params.to_dict()
+    return any(q == query and now - at < ECHO_SECONDS for q, at in st.session_state.get(_SENT, ()))
+
+
+def _note_sent(before: dict) -> None:
+    """Keep the address before and after a write (the browser may send either back) for _echo."""
+    now, sent = time.monotonic(), st.session_state.setdefault(_SENT, [])
+    sent[:] = [(q, at) for q, at in sent if now - at < ECHO_SECONDS][-8:] + [(before, now),
+                                                                            (st.query_params.to_dict(), now)]
+
+
 def _init(s: Setting) -> str:
     """Make sure the widget key holds a starting value; return the key."""
     key = _ns(s.key)
     raw = st.query_params.get(s.key)
     kept = _kept()
     written = st.session_state.setdefault("_rnnlab_written", {})
-    if key in st.session_state and (raw is None or raw == written.get(key)):
-        return key  # the URL holds what this page wrote last: the widget is the source of truth
+    if key in st.session_state and (raw is None or raw == written.get(key) or _echo()):
+        return key  # the URL holds what this page wrote (lately): the widget is the source of truth
     value = kept.get(key, s.default)
     if raw is not None:
         try:
@@ -71,7 +92,9 @@ def _done(s: Setting, key: str) -> Any:
     text = as_text(value)
     st.session_state["_rnnlab_written"][key] = text
     if st.query_params.get(s.key) != text:   # each write sends the browser a message: only on a change
+        before = st.query_params.to_dict()
         st.query_params[s.key] = text
+        _note_sent(before)
     return value
 
 
