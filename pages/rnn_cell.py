@@ -157,6 +157,11 @@ def step_through(run: cell_demo.WordRun, word: str, hidden: int, seed: int) -> N
     """The time-step slider and what it moves, as a fragment: moving t reruns this part only, not the proof,
     the tables and the exercises below (a class stepping through a word together: 20 learners' reruns took
     0.9 s of server time as whole pages, 0.2 s as fragments). Nothing outside it depends on t."""
+    with learner_errors():   # a fragment's own reruns do not pass through the page's
+        step_at(run, word, hidden, seed)
+
+
+def step_at(run: cell_demo.WordRun, word: str, hidden: int, seed: int) -> None:
     # A one-step word has nothing to slide through: a slider needs two distinct ends.
     t = url_state.draw(CONTROLS["t"], hi=run.steps) if run.steps > 1 else 1
     step = run.step(t)
