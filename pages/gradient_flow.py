@@ -9,7 +9,7 @@ from core import gradflow
 from core.lab_settings import GradientFlow as Settings, controls_of
 from ui import exercises, url_state
 from ui.common import cite, controls_beside_view, header, learner_errors, show_source
-from ui.plots import show, style
+from ui.plots import frozen, show, style
 
 REGIME_COLOURS = {"vanishing": "blue", "stable": "green", "exploding": "red"}
 
@@ -24,6 +24,15 @@ def controls() -> Settings:
 
 def analyse(s: Settings) -> gradflow.Analysis:
     return gradflow.analyse(s.n, s.scale, s.T, s.kind, s.input_scale, s.seed, s.use_tanh, s.theta)
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def computed(s: Settings) -> tuple:
+    """The analysis and the three figures for these settings, built once for every learner who sets them (a
+    class told "now set T to 48" asks for the same ones at the same instant), as Forecasting does. Shared, so
+    nothing changes them after."""
+    a = analyse(s)
+    return a, frozen(norms_figure(a)), frozen(eigenvalues_figure(a)), frozen(clipping_figure(a, s.theta))
 
 
 def norms_figure(a: gradflow.Analysis) -> go.Figure:
@@ -167,12 +176,12 @@ def main() -> None:
     s, view = controls_beside_view(controls)
     with view, learner_errors():
         exercises.hold_figures("gradient_flow")
-        a = analyse(s)
+        a, norms, eigenvalues, clipping = computed(s)
         metrics(s, a)
-        show(norms_figure(a), norms_summary(s, a), "norms")
+        show(norms, norms_summary(s, a), "norms")
         c1, c2 = st.columns(2)
-        show(eigenvalues_figure(a), eigenvalues_summary(a), "eigenvalues", c1)
-        show(clipping_figure(a, s.theta), clipping_summary(a, s.theta), "clipping", c2)
+        show(eigenvalues, eigenvalues_summary(a), "eigenvalues", c1)
+        show(clipping, clipping_summary(a, s.theta), "clipping", c2)
         st.markdown(NOTES)
     show_source(gradflow.recurrent_matrix, gradflow.linear_gradient_norms, gradflow.tanh_gradient_norms,
                 gradflow.regime)
