@@ -13,7 +13,7 @@ from core import sampling
 from core.lab_settings import HIDDEN_SPAN, HIDDEN_WINDOWS, controls_of
 from ui import exercises, model_choice, url_state
 from ui.common import chart_text, cite, controls_beside_view, header, learner_errors, plain, show_source
-from ui.plots import show, style
+from ui.plots import frozen, show, style
 
 
 
@@ -92,14 +92,27 @@ def hidden_view_of(key: str, shown: str, start: int, _lm) -> tuple[go.Figure, st
     return hidden_view(_lm, shown, start)
 
 
-def next_token_summary(lm, logits: np.ndarray, s: Settings) -> str:
-    p_t, p_1 = sampling.distribution(logits, s.temperature), sampling.distribution(logits, 1.0)
+@st.cache_resource(show_spinner=False, max_entries=256)
+def next_token_view(key: str, prefix: str, temperature: float, _lm) -> tuple[go.Figure, str]:
+    """What comes next after the prefix, at T = 1 and at this temperature: the figure and its summary."""
+    logits = sampling.next_logits(_lm, prefix)
+    return frozen(next_token_figure(_lm, logits, temperature)), next_token_summary(_lm, logits, temperature)
+
+
+@st.cache_resource(show_spinner=False, max_entries=256)
+def scored_of(key: str, text: str, _lm) -> sampling.Score:
+    """A text's surprisal under the model (it does not depend on the sliders: a temperature change reuses it)."""
+    return sampling.score_text(_lm, text)
+
+
+def next_token_summary(lm, logits: np.ndarray, temperature: float) -> str:
+    p_t, p_1 = sampling.distribution(logits, temperature), sampling.distribution(logits, 1.0)
     top = np.argsort(-p_1)[:3]
-    likeliest = ", ".join(f"{lm.vocab.token_text(int(i))!r} {p_1[i]:.3f} (at T = {s.temperature:g}: {p_t[i]:.3f})"
+    likeliest = ", ".join(f"{lm.vocab.token_text(int(i))!r} {p_1[i]:.3f} (at T = {temperature:g}: {p_t[i]:.3f})"
                           for i in top)
     return (f"After the prefix, the likeliest next characters at T = 1 are {likeliest}; entropy "
             f"{sampling.entropy_bits(p_1):.2f} bits at T = 1 and {sampling.entropy_bits(p_t):.2f} bits at "
-            f"T = {s.temperature:g}.")
+            f"T = {temperature:g}.")
 
 
 def next_token_figure(lm, logits: np.ndarray, temperature: float) -> go.Figure:
@@ -203,7 +216,7 @@ def hidden_state_section(lm, s: Settings, out: sampling.Sample) -> None:
         show(*view, "hidden-state")
 
 
-def score_section(lm) -> None:
+def score_section(lm, name: str) -> None:
     st.subheader("How surprised is the model by your text?")
     st.markdown("The same surprisal, now for text you write: every character is scored given all the ones before "
                 "it. Compare a sentence with the same words shuffled, or with a misspelling: the model has learnt "
@@ -212,7 +225,7 @@ def score_section(lm) -> None:
     for col, name in zip(st.columns(2), ("score_a", "score_b")):
         with col:
             typed = url_state.draw(CONTROLS[name])
-            scored = sampling.score_text(lm, typed)
+            scored = scored_of(model_key(name, lm), typed, lm)
             if scored.text != typed:
                 st.caption(f"The model reads this cleaned as its training text: {plain(repr(scored.text), 240)}")
             if scored.unknown:
@@ -263,10 +276,9 @@ def main() -> None:
         model_caption(lm, s.model)
         out = generated_text(lm, s)
         st.subheader("What comes next?")
-        logits = sampling.next_logits(lm, s.prefix)
-        show(next_token_figure(lm, logits, s.temperature), next_token_summary(lm, logits, s), "next-token")
+        show(*next_token_view(model_key(s.model, lm), s.prefix, s.temperature, lm), "next-token")
         hidden_state_section(lm, s, out)
-        score_section(lm)
+        score_section(lm, s.model)
         greedy_vs_sampled(lm, s, out)
     show_source(sampling.sample, sampling.distribution, sampling.score_text)
     exercises.section("sampling")
