@@ -14,7 +14,7 @@ from core import bpe_merges, corpus, ngrams, param_counts, tokens
 from core.lab_settings import BPE_SIZES, controls_of
 from ui import exercises, texts, url_state
 from ui.common import cite, controls_beside_view, header, learner_errors, plain, show_source
-from ui.plots import number_ticks, show, style
+from ui.plots import frozen, number_ticks, show, style
 
 SIZES = list(BPE_SIZES)
 PASSAGE = 320
@@ -125,7 +125,15 @@ def word_start(raw: str, at: int) -> int:
     return at
 
 
+@st.fragment
 def passage_view(s: Settings, raw: str, label: str, vocab) -> None:
+    """One passage, raw, cleaned and tokenized, and the slider that picks it: a fragment, so moving the slider
+    reruns this part only (nothing else on the page depends on where the passage starts)."""
+    with learner_errors():   # a fragment's own reruns do not pass through the page's
+        passage_at(s, raw, label, vocab)
+
+
+def passage_at(s: Settings, raw: str, label: str, vocab) -> None:
     st.subheader(f"One passage of {plain(label)}")
     max_start = max(0, len(raw) - PASSAGE)
     start = url_state.draw(CONTROLS["start"], default=word_start(raw, min(CONTROLS["start"].default, max_start)),
@@ -165,11 +173,25 @@ def tables(s: Settings, text: str, vocab, ids) -> None:
         st.dataframe(pd.DataFrame(top, columns=["n-gram", "count"]), hide_index=True, height=300, width="stretch")
 
 
+# The figures below depend on the text and the tokenizer only (not on the passage slider above them): built once
+# per text and setting for every learner, then shared, so nothing changes them after.
+@st.cache_resource(show_spinner=False, max_entries=32)
+def statistics_views(text: str, kind: str, size: int) -> tuple:
+    curves, cov = texts.ngram_statistics(text, kind, size)
+    return (frozen(zipf_figure(curves)), zipf_summary(curves)), (frozen(coverage_figure(cov)), coverage_summary(cov)), cov
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def ngram_model_view(raw: str, alpha: float) -> tuple:
+    c = texts.ngram_vs_rnn(raw, alpha)
+    return c, frozen(ngram_model_figure(c)), ngram_model_summary(c, alpha)
+
+
 def ngram_statistics(s: Settings, text: str) -> None:
-    curves, cov = texts.ngram_statistics(text, s.kind, s.size)
+    zipf, coverage, cov = statistics_views(text, s.kind, s.size)
     z1, z2 = st.columns(2)
-    show(zipf_figure(curves), zipf_summary(curves), "zipf", z1)
-    show(coverage_figure(cov), coverage_summary(cov), "coverage", z2)
+    show(*zipf, "zipf", z1)
+    show(*coverage, "coverage", z2)
     last = cov[-1]
     st.markdown(
         f"With n = {last.n}, the text shows {last.distinct:,} distinct n-grams out of the {last.possible:,} that its "
@@ -260,8 +282,8 @@ def ngram_language_model(raw: str) -> None:
         "text (cleaned to letters and spaces, the pretrained RNN's alphabet) and scored on the last 10%:")
     alpha = url_state.draw(CONTROLS["alpha"])
     with learner_errors():
-        c = texts.ngram_vs_rnn(raw, alpha)
-    show(ngram_model_figure(c), ngram_model_summary(c, alpha), "ngram-model")
+        c, figure, summary = ngram_model_view(raw, alpha)
+    show(figure, summary, "ngram-model")
     if c.used_chars < c.total_chars:
         st.caption(f"Your text has {c.total_chars:,} characters once cleaned; this comparison uses its first "
                    f"{c.used_chars:,} (90% to fit, 10% held out), which keeps it to seconds.")
