@@ -22,7 +22,7 @@ from ui import exercises, passage_run, texts, url_state
 from ui.common import BOOK, BOOK_URL, cite, deeper, learner_errors, plain
 from ui.chapter_after import after_the_acts
 from ui.run_notice import queued_notice
-from ui.plots import hline, show, style
+from ui.plots import frozen, hline, show, style
 
 ACTS = {1: "Predicting the next step", 2: "Language into numbers", 3: "A network with memory",
         4: "Training through time", 5: "After the acts"}
@@ -52,6 +52,16 @@ def step_buttons(act: int, where: str) -> None:
 
 # --- Act 1 -----------------------------------------------------------------------------------------------
 
+@st.cache_resource(show_spinner=False, max_entries=32)
+def act1_computed(s: forecasting.Settings) -> tuple:
+    """Act 1's series, analysis and figures for a window, built once for every learner who sets it (a class
+    moves τ together) and shared, as the Forecasting lab does: nothing changes them after."""
+    x = forecasting.series(s.T, s.sigma, s.seed)
+    a = forecast.analyse(x, s.tau, s.n_train, s.k)
+    horizon = frozen(forecasting.horizon_figure(s, a)) if a.horizon is not None else None
+    return a, frozen(forecasting.forecasts_figure(s, x, a, every_horizon=True)), horizon
+
+
 def act_predicting() -> None:
     st.markdown(
         "A sequence model guesses what comes next from what came before. Start with numbers: a sine wave with "
@@ -59,15 +69,14 @@ def act_predicting() -> None:
     tau = url_state.draw(CONTROLS["tau"])
     s = forecasting.Settings(T=1000, n_train=600, tau=tau, k=16, sigma=0.2, seed=0)
     with learner_errors():
-        x = forecasting.series(s.T, s.sigma, s.seed)
-        a = forecast.analyse(x, s.tau, s.n_train, s.k)
+        a, forecasts, horizon = act1_computed(s)
     m1, m2, m3 = st.columns(3)
     m1.metric("One step ahead, training range", f"{a.train_mse:.3f}")
     m2.metric("One step ahead, test range", f"{a.test_mse:.3f}")
     m3.metric("16 steps ahead, test range", f"{a.k_mse:.3f}")
-    show(forecasting.forecasts_figure(s, x, a, every_horizon=True), forecasting.summary(s, a), "act1.forecasts")
-    if a.horizon is not None:
-        show(forecasting.horizon_figure(s, a), forecasting.horizon_summary(a), "act1.horizon")
+    show(forecasts, forecasting.summary(s, a), "act1.forecasts")
+    if horizon is not None:
+        show(horizon, forecasting.horizon_summary(a), "act1.horizon")
     st.markdown(act1_reading(s, a))
     deeper("forecasting", "Every horizon and window", tau=tau)
 
