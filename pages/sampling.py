@@ -216,7 +216,7 @@ def hidden_state_section(lm, s: Settings, out: sampling.Sample) -> None:
         show(*view, "hidden-state")
 
 
-def score_section(lm, name: str) -> None:
+def score_section(lm, model_name: str) -> None:
     st.subheader("How surprised is the model by your text?")
     st.markdown("The same surprisal, now for text you write: every character is scored given all the ones before "
                 "it. Compare a sentence with the same words shuffled, or with a misspelling: the model has learnt "
@@ -225,7 +225,7 @@ def score_section(lm, name: str) -> None:
     for col, name in zip(st.columns(2), ("score_a", "score_b")):
         with col:
             typed = url_state.draw(CONTROLS[name])
-            scored = scored_of(model_key(name, lm), typed, lm)
+            scored = scored_of(model_key(model_name, lm), typed, lm)
             if scored.text != typed:
                 st.caption(f"The model reads this cleaned as its training text: {plain(repr(scored.text), 240)}")
             if scored.unknown:

@@ -178,7 +178,8 @@ def tables(s: Settings, text: str, vocab, ids) -> None:
 @st.cache_resource(show_spinner=False, max_entries=32)
 def statistics_views(text: str, kind: str, size: int) -> tuple:
     curves, cov = texts.ngram_statistics(text, kind, size)
-    return (frozen(zipf_figure(curves)), zipf_summary(curves)), (frozen(coverage_figure(cov)), coverage_summary(cov)), cov
+    zipf = frozen(zipf_figure(curves)), zipf_summary(curves)
+    return zipf, (frozen(coverage_figure(cov)), coverage_summary(cov)), cov
 
 
 @st.cache_resource(show_spinner=False, max_entries=32)
