@@ -28,7 +28,9 @@ def warm_up() -> bool:
             tokens.warm()
         except Exception:   # noqa: BLE001 - never let a warm-up break the server
             pass
-    threading.Thread(target=work, name="rnnlab-warm-up", daemon=True).start()
+    # Not a daemon: a process that ends while it runs (a short test run) waits the few seconds it takes, instead of
+    # killing it in the middle of torch's or the tokenizers' native code (that aborted such runs, exit code 134).
+    threading.Thread(target=work, name="rnnlab-warm-up", daemon=False).start()
     return True
 
 

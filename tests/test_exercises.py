@@ -197,3 +197,17 @@ def test_every_stored_answer_reads_back_as_it_was_computed(tmp_path):
             continue
         sol = ex.run()
         assert exercise_cache.from_json(exercise_cache.to_json(sol)) == sol, ex.key
+
+
+def test_open_it_on_its_own_sets_the_lab_up_on_the_page_the_learner_is_on():
+    """A link to the page one is on changes nothing in Streamlit, so the card's button sets the address itself:
+    the exercise's settings replace the ones the learner had moved, and the figures wait for an answer."""
+    at = page("rnn_cell").run()
+    at.slider(key="cell.h").set_value(6).run()
+    at.button(key="ex.cell_state.open").click().run()
+    assert not at.exception
+    assert at.query_params["ex"] == "cell_state" and at.query_params["word"] == "unfathomable"
+    assert at.query_params["h"] == "4" and any("figures appear after that" in i.value for i in at.info)
+    at.number_input(key="ex.cell_state.answer").set_value(4).run()
+    at.button(key="ex.cell_state.check").click().run()
+    assert at.slider(key="cell.h").value == 4                    # the exercise's h, not the 6 the learner had

@@ -19,11 +19,11 @@ import streamlit as st
 
 from core import exercises as core_ex
 from core.exercise_bank import BANK, for_lab
-from core.lab_settings import url_query
+from core.lab_settings import controls_of, url_query
 from core.settings import short
 from core import classroom, exercise_cache
 from ui import learner, url_state
-from ui.common import lab_link, plain, time_left
+from ui.common import plain, time_left
 
 PROGRESS = "_rnnlab_exercise_progress"
 MAX_PROGRESS_BYTES = 100_000
@@ -203,10 +203,10 @@ def card(ex: core_ex.Exercise) -> None:
         st.markdown(f"**{plain(ex.question, 400)}**")
         answer = _answer_widget(ex)
         hint(ex)
-        if assigned_quietly(ex.lab) is None:
-            page = "pages/chapter.py" if ex.lab == "chapter" else f"pages/{ex.lab}.py"
-            lab_link(page, "Open it on its own: the lab set up for it, figures hidden until you check",
-                     assignment_query(ex), icon=":material/open_in_new:")
+        if assigned_quietly(ex.lab) is None and st.button(
+                "Open it on its own: the lab set up for it, figures hidden until you check", key=f"ex.{ex.key}.open",
+                icon=":material/open_in_new:", type="tertiary"):
+            url_state.open_here(assignment_query(ex), controls_of(ex.lab).values())   # the card sits on its lab
         if st.button("Check", key=f"ex.{ex.key}.check", disabled=answer is None, type="primary"):
             try:
                 sol = _solve(ex)

@@ -19,6 +19,7 @@ from ui.common import plain
 from ui.session import ensure_navigation
 
 _KEEP = "_rnnlab_kept_params"
+_WRITTEN_KEY = "_rnnlab_written"   # widget key -> the URL text this page wrote for it last
 
 
 def page(namespace: str) -> None:
@@ -64,7 +65,7 @@ def _init(s: Setting) -> str:
     key = _ns(s.key)
     raw = st.query_params.get(s.key)
     kept = _kept()
-    written = st.session_state.setdefault("_rnnlab_written", {})
+    written = st.session_state.setdefault(_WRITTEN_KEY, {})
     if key in st.session_state and (raw is None or raw == written.get(key) or _echo()):
         return key  # the URL holds what this page wrote (lately): the widget is the source of truth
     value = kept.get(key, s.default)
@@ -76,6 +77,21 @@ def _init(s: Setting) -> str:
                        f"Using {plain(as_text(value))} instead.", icon=":material/warning:")
     st.session_state[key] = value
     return key
+
+
+def open_here(query: dict[str, str], controls) -> None:
+    """Open the page the learner is on at another address, in the same session: Streamlit's link to the page one
+    is already on changes nothing, so the address becomes query (the learner's code kept), these controls forget
+    their values so that they take the address's, and the page runs again."""
+    from ui.learner import ME
+    keep = {ME: st.query_params[ME]} if ME in st.query_params else {}
+    st.query_params.from_dict({**keep, **query})
+    for s in controls:
+        key = _ns(s.key)
+        st.session_state.pop(key, None)
+        _kept().pop(key, None)
+        st.session_state.get(_WRITTEN_KEY, {}).pop(key, None)
+    st.rerun()
 
 
 def hidden_names() -> set[str]:
@@ -90,7 +106,7 @@ def _done(s: Setting, key: str) -> Any:
         return None
     _kept()[key] = value
     text = as_text(value)
-    st.session_state["_rnnlab_written"][key] = text
+    st.session_state[_WRITTEN_KEY][key] = text
     if st.query_params.get(s.key) != text:   # each write sends the browser a message: only on a change
         before = st.query_params.to_dict()
         st.query_params[s.key] = text
