@@ -120,7 +120,7 @@ def test_exercises_in_two_labs_update_the_overview(page: Page, app_url, shots_di
     def answer(question_start: str, option: str) -> None:
         card = page.locator("[data-testid='stVerticalBlock']", has_text=question_start).last
         card.get_by_text(option, exact=True).click()
-        card.get_by_role("button", name="Check").click()
+        card.get_by_role("button", name="Check", exact=True).click()
         expect(page.get_by_text(re.compile(f"You answered {re.escape(option)}\\."))).to_be_visible(timeout=30_000)
 
     def go(title: str) -> None:  # the sidebar keeps this browser session (and its answers)
@@ -403,7 +403,7 @@ def test_a_class_teacher_and_two_learners(browser, app_url, corpus_file):
         page.goto(app_url + link)
         for answer in answers:
             page.get_by_text(answer, exact=True).first.click()
-            page.get_by_role("button", name="Check").first.click()
+            page.get_by_role("button", name="Check", exact=True).first.click()
             expect(page.get_by_text(f"You answered {answer}.")).to_be_visible(timeout=30_000)
     ana = learners["Ana"]
     ana.reload()

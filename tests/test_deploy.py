@@ -128,7 +128,7 @@ def test_a_class_is_shared_by_both_processes(browser, class_site):
     remembered(learner)
     learner.goto(class_site + "/gradient_flow?ex=gf_regime&scale=1.5&tanh=0&hide=scale,tanh")
     learner.get_by_text("exploding", exact=True).first.click()
-    learner.get_by_role("button", name="Check").first.click()
+    learner.get_by_role("button", name="Check", exact=True).first.click()
     expect(learner.get_by_text("You answered exploding.")).to_be_visible(timeout=30_000)
     assert server_of(learner_ctx) == other and server_of(teacher_ctx) == here
     teacher.goto(teacher.url.split("&")[0] + "&show=gf_regime")
