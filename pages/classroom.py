@@ -153,11 +153,8 @@ def follow_the_class(attempts: list[dict], counts: dict) -> str:
     answers arrive; once the teacher picks, it stays."""
     latest = max(attempts, key=lambda a: a["at"])["exercise"] if attempts else list(BANK)[-1]
     shown = CONTROLS["shown"]
-    widget = f"classroom.{shown.key}"
-    current = st.session_state.get(widget, st.query_params.get(shown.key))
-    if not st.session_state.get(PICKED) and latest in BANK and counts.get(current, 0) == 0 and counts[latest]:
-        st.session_state[widget] = latest
-        st.query_params[shown.key] = latest
+    if not st.session_state.get(PICKED) and counts.get(url_state.current(shown), 0) == 0 and counts.get(latest):
+        url_state.move_to(shown, latest)
     return latest
 
 

@@ -79,6 +79,17 @@ def _init(s: Setting) -> str:
     return key
 
 
+def current(s: Setting) -> Any:
+    """The control's value before it is drawn in this run: the widget's, else the URL's text (None if neither)."""
+    return st.session_state.get(_ns(s.key), st.query_params.get(s.key))
+
+
+def move_to(s: Setting, value: Any) -> None:
+    """Set a control that is not drawn yet in this run, widget and URL, as if the user had chosen value."""
+    st.session_state[_ns(s.key)] = value
+    st.query_params[s.key] = as_text(value)
+
+
 def open_here(query: dict[str, str], controls) -> None:
     """Open the page the learner is on at another address, in the same session: Streamlit's link to the page one
     is already on changes nothing, so the address becomes query (the learner's code kept), these controls forget
