@@ -127,7 +127,7 @@ class _TokenRNNLoss(torch.autograd.Function):
         """ids, targets: (T, B) time-major; h0 None: the zero state. Returns the mean loss and the final state
         (not differentiable)."""
         flat, hs = _token_states(ids, w_ih, bias, h0, w_hh)
-        logp = torch.log_softmax(_logits_t(hs.view(-1, hs.shape[-1]), head_w, head_b), dim=0)
+        logp = _log_probs_t(hs.view(-1, hs.shape[-1]), head_w, head_b)
         at = _target_positions(targets.reshape(-1))
         ctx.save_for_backward(flat, hs, h0, w_hh, head_w, at, logp)
         ctx.vocab = w_ih.shape[1]
@@ -237,11 +237,27 @@ def _logits_t(h: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> torc
     return torch.mm(weight, h.t()).add_(bias.unsqueeze(1))
 
 
+def _log_probs_t(h: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+    """log_softmax of _logits_t over the vocabulary. On the CPU it is written over the logits: the same numbers
+    as into a new tensor (its kernel reads each column before writing it), without a second (V, N) tensor to fill."""
+    logits = _logits_t(h, weight, bias)
+    return torch.log_softmax(logits, dim=0, out=logits) if logits.device.type == "cpu" else logits.log_softmax(0)
+
+
+_COLUMNS: dict = {}   # (N, device) -> arange(N), read-only: the few sizes a run uses (its batches, validation chunks)
+
+
 def _target_positions(targets: torch.Tensor) -> torch.Tensor:
     """Where each target's entry sits in a flattened (V, N) vocabulary-major tensor: target * N + column.
     take/put_ at these positions read or change one entry per column, faster than gather/scatter along dim 0."""
     n = targets.shape[0]
-    return torch.arange(n, device=targets.device).add_(targets, alpha=n)
+    key = (n, targets.device)
+    columns = _COLUMNS.get(key)
+    if columns is None:
+        if len(_COLUMNS) >= 16:
+            _COLUMNS.clear()
+        columns = _COLUMNS[key] = torch.arange(n, device=targets.device)
+    return torch.add(columns, targets, alpha=n)
 
 
 class _LinearCrossEntropy(torch.autograd.Function):
@@ -252,7 +268,7 @@ class _LinearCrossEntropy(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, h, weight, bias, targets):
-        logp = torch.log_softmax(_logits_t(h, weight, bias), dim=0)
+        logp = _log_probs_t(h, weight, bias)
         at = _target_positions(targets)
         ctx.save_for_backward(h, weight, at, logp)
         return -logp.take(at).mean()
@@ -286,6 +302,6 @@ def linear_cross_entropy(h: torch.Tensor, weight: torch.Tensor, bias: torch.Tens
     if torch.is_grad_enabled() and (h.requires_grad or weight.requires_grad or bias.requires_grad):
         loss = _LinearCrossEntropy.apply(h, weight, bias, targets)
         return loss if reduction == "mean" else loss * h.shape[0]
-    logp = torch.log_softmax(_logits_t(h, weight, bias), dim=0)
+    logp = _log_probs_t(h, weight, bias)
     picked = logp.take(_target_positions(targets))
     return -(picked.mean() if reduction == "mean" else picked.sum())

@@ -9,7 +9,7 @@ import torch
 from core.runs import loop as T
 from core.sampling import sample
 from core.runs.config import TrainConfig
-from core.dataset import prepare_data
+from core.dataset import batches, book_windows, prepare_data
 from core.models import perplexity
 from registry import cells
 
@@ -43,6 +43,22 @@ def test_book_split_and_bpe_run():
     assert result.status == "finished"
     last = result.final
     assert math.isfinite(last.val_bpb) and last.val_bpb > 0
+
+
+def test_book_batches_are_the_windows_read_time_major():
+    # Each batch holds the very windows of train_x and train_y in the run's shuffled order, as (batch, time)
+    # views of time-major storage (what the fused RNN reads without a copy); a validation chunk too.
+    cfg = TrainConfig(num_train=300, num_val=100, num_steps=12, batch_size=64, device="cpu")
+    data = prepare_data(cfg, TEXT)
+    order = torch.randperm(300, generator=torch.Generator().manual_seed(cfg.seed))
+    got = list(batches(data, cfg, torch.Generator().manual_seed(cfg.seed)))
+    assert [len(x) for x, _, _ in got] == [64, 64, 64, 64, 44]
+    for k, (x, y, fresh) in enumerate(got):
+        idx = order[64 * k: 64 * (k + 1)]
+        assert fresh and torch.equal(x, data.train_x[idx]) and torch.equal(y, data.train_y[idx])
+        assert x.t().is_contiguous() and y.t().is_contiguous()
+    x, y = book_windows(data, "val", slice(10, 40))
+    assert torch.equal(x, data.val_x[10:40]) and torch.equal(y, data.val_y[10:40]) and x.t().is_contiguous()
 
 
 def test_same_seed_same_losses():

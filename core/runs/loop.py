@@ -21,7 +21,7 @@ from core.runs.budget import check_fits
 from core.runs.config import TrainConfig
 from core.runs.record import HistoryRow, Progress, RunRecord, Status
 from core.corpus import load_corpus
-from core.dataset import Data, batches, prepare_data, steps_per_epoch
+from core.dataset import Data, batches, book_windows, prepare_data, steps_per_epoch
 from core.runs.device import resolve_device
 from core.runs.interrupt import Interrupted, interruptible
 from core.models import RNNLM, clip_gradients, detach_state, perplexity
@@ -154,11 +154,10 @@ def evaluate(net: RNNLM, data: Data, config: TrainConfig, device: torch.device, 
     net.eval()
     total, count = 0.0, 0
     if config.split == "book":
-        xs, ys = (data.train_x[:2048], data.train_y[:2048]) if part == "train" else (data.val_x, data.val_y)
-        n = len(xs)
+        n = min(2048, len(data.train_x)) if part == "train" else len(data.val_x)
         chunk = math.ceil(n / math.ceil(n / 2048))  # equal chunks of at most 2048 windows: cache-friendly
         for i in range(0, n, chunk):
-            x, y = xs[i: i + chunk].to(device), ys[i: i + chunk].to(device)
+            x, y = (t.to(device) for t in book_windows(data, part, slice(i, min(n, i + chunk))))
             total += float(net.loss(x, y, reduction="sum")[0])
             count += y.numel()
     else:
