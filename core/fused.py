@@ -245,6 +245,7 @@ def _log_probs_t(h: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> t
 
 
 _COLUMNS: dict = {}   # (N, device) -> arange(N), read-only: the few sizes a run uses (its batches, validation chunks)
+_COLUMNS_KEPT = 1 << 21   # at most this many numbers kept in all (16 MiB of int64)
 
 
 def _target_positions(targets: torch.Tensor) -> torch.Tensor:
@@ -254,9 +255,11 @@ def _target_positions(targets: torch.Tensor) -> torch.Tensor:
     key = (n, targets.device)
     columns = _COLUMNS.get(key)
     if columns is None:
-        if len(_COLUMNS) >= 16:
+        columns = torch.arange(n, device=targets.device)
+        if sum(c.numel() for c in list(_COLUMNS.values())) + n > _COLUMNS_KEPT:   # list: another run may add one
             _COLUMNS.clear()
-        columns = _COLUMNS[key] = torch.arange(n, device=targets.device)
+        if n <= _COLUMNS_KEPT:
+            _COLUMNS[key] = columns
     return torch.add(columns, targets, alpha=n)
 
 
