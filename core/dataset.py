@@ -47,10 +47,10 @@ def _book_windows(config: TrainConfig, ids: torch.Tensor, vocab, cleaning: str) 
     windows = ids.unfold(0, config.num_steps + 1, 1)[: config.num_train + config.num_val]
     X, Y = windows[:, :-1].contiguous(), windows[:, 1:].contiguous()
     val = slice(config.num_train, config.num_train + config.num_val)
+    val_stream = ids[config.num_train: config.num_train + config.num_val + config.num_steps]
     data = Data(vocab, cleaning, X[: config.num_train], Y[: config.num_train], X[val], Y[val],
-                train_stream=ids[: config.num_train + config.num_steps])
-    data.val_stream = ids[config.num_train: config.num_train + config.num_val + config.num_steps]
-    return data, data.val_stream
+                train_stream=ids[: config.num_train + config.num_steps], val_stream=val_stream)
+    return data, val_stream
 
 
 def _whole_split(config: TrainConfig, ids: torch.Tensor, vocab, cleaning: str) -> tuple[Data, torch.Tensor]:
@@ -81,37 +81,23 @@ Batch = tuple[torch.Tensor, torch.Tensor, bool]   # inputs, targets, start from 
 
 def book_windows(data: Data, part: str, index: torch.Tensor | slice) -> tuple[torch.Tensor, torch.Tensor]:
     """Inputs and targets (batch, time) of the book split's training or validation windows at index (a tensor of
-    window numbers or a slice)."""
+    window numbers or a slice). They are gathered time-major from the tokens the windows are cut from (step t of
+    window w is token w + t), inputs and targets at once (the targets are the inputs one step on), and handed over
+    as (batch, time) views: the fused RNN reads its tokens time-major, and so needs no copy of them."""
     xs, ys, stream = (data.train_x, data.train_y, data.train_stream) if part == "train" else \
         (data.val_x, data.val_y, data.val_stream)
-    if stream is None:
+    if stream is None:   # a Data made by hand, without the tokens
         return xs[index], ys[index]
     starts = torch.arange(len(xs))[index] if isinstance(index, slice) else index
-    return _gathered(stream, _steps(xs), starts)
-
-
-def _steps(windows: torch.Tensor) -> torch.Tensor:
-    return torch.arange(windows.shape[1] + 1).unsqueeze(1)
-
-
-def _gathered(stream: torch.Tensor, steps: torch.Tensor, starts: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """The windows starting at `starts`, gathered time-major from the tokens they are cut from (step t of the
-    window at w is token w + t) and handed over as (batch, time) views: the fused RNN reads its tokens
-    time-major, and so needs no copy of them. The targets are the inputs one step on."""
-    tokens = stream.take(steps + starts)                   # (time + 1, batch)
+    tokens = stream.take(torch.arange(xs.shape[1] + 1).unsqueeze(1) + starts)   # (time + 1, batch)
     return tokens[:-1].t(), tokens[1:].t()
 
 
 def _batches_book(data: Data, config: TrainConfig, gen: torch.Generator) -> Iterator[Batch]:
     """The training windows in a random order, each from a zero state."""
     order = torch.randperm(len(data.train_x), generator=gen)
-    steps = _steps(data.train_x)
     for i in range(0, len(order), config.batch_size):
-        idx = order[i: i + config.batch_size]
-        if data.train_stream is None:
-            yield data.train_x.index_select(0, idx), data.train_y.index_select(0, idx), True
-        else:
-            yield *_gathered(data.train_stream, steps, idx), True
+        yield *book_windows(data, "train", order[i: i + config.batch_size]), True
 
 
 def _batches_whole(data: Data, config: TrainConfig, gen: torch.Generator) -> Iterator[Batch]:
