@@ -19,7 +19,7 @@ from dataclasses import replace
 
 import torch
 
-from common import ROOT, size
+from common import ROOT, compile_bytecode, size
 from core.corpus import load_corpus
 from core.dataset import prepare_data
 from core.runs import loop
@@ -117,6 +117,7 @@ def main() -> None:
     if args.threads:
         torch.set_num_threads(args.threads)
     config = replace(PRESETS[args.preset].config, device="cpu", epochs=size(PRESETS[args.preset].config.epochs, 2))
+    compile_bytecode()   # as a second run or the Docker image starts (see common.compile_bytecode)
     imports = statistics.median(import_seconds() for _ in range(size(args.repeats, 1)))
     text = load_corpus()
     t0 = time.perf_counter()

@@ -25,7 +25,7 @@ from pathlib import Path
 from dataclasses import replace
 
 from book_loop import book_style_run
-from common import size
+from common import compile_bytecode, size
 from core.corpus import load_corpus
 from core.runs.config import PRESETS
 from core.dataset import prepare_data
@@ -56,6 +56,7 @@ def against_d2l(d2l_python: str, rounds: int) -> None:
     epochs = str(size(100, 2))
     ours = [sys.executable, "-m", "core", "train", "--preset", "book", "--device", "cpu", "--set", f"epochs={epochs}"]
     theirs = [d2l_python, str(Path(__file__).with_name("d2l_concise.py")), "--epochs", epochs]
+    compile_bytecode()    # both sides start from compiled bytecode (d2l's was compiled when pip installed it)
     timed_process(ours)   # warm-up: the disk cache, not either run's cost
     rows = {"RNN Lab": [], "d2l concise": []}
     for r in range(rounds):

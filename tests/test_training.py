@@ -199,6 +199,31 @@ def test_the_memory_estimate_bounds_a_real_run():
     assert budget.estimate_bytes(cfg, 30) > 4 * weights * 5
 
 
+@pytest.mark.parametrize("vocab,hidden,steps", [(28, 32, 32), (1024, 128, 32), (30, 2048, 64), (50_000, 64, 512)])
+def test_validation_chunks_stay_under_the_fresh_memory_bound(vocab, hidden, steps):
+    """A validation chunk's scores and states fit in EVAL_NUMBERS numbers (past glibc's mapping threshold every
+    chunk would be faulted in anew), except that a chunk holds at least one window."""
+    from core.runs import budget
+    cfg = TrainConfig(hidden_size=hidden, num_steps=steps)
+    windows = budget.chunk_windows(cfg, vocab)
+    assert windows >= 1
+    assert windows == 1 or windows * steps * max(vocab, hidden) <= budget.EVAL_NUMBERS
+    assert (windows + 1) * steps * max(vocab, hidden) > budget.EVAL_NUMBERS   # and as large as that allows
+    assert budget.chunk_windows(TrainConfig(), 28) == 2048   # the book's 5,000 windows: three chunks of 1,667
+
+
+def test_the_heap_keeps_what_a_step_frees_and_the_estimate_counts_it():
+    from core.runs import alloc, budget
+    assert alloc.thresholds(0) == (64 << 20, 256 << 20)
+    assert alloc.thresholds(128 << 20) == (256 << 20, 512 << 20)   # the BPE preset's scores: 128 MiB a step
+    assert alloc.thresholds(4 << 30) == (512 << 20, 1 << 30)        # a huge run keeps at most 1 GiB
+    bpe = TrainConfig(tokenizer="bpe", bpe_vocab=1024, embed_dim=64, hidden_size=128, num_train=50_000)
+    assert budget.largest_block(bpe, 1024) == 1024 * 32 * 1024 * 4
+    assert budget.largest_block(TrainConfig(cell="lstm", hidden_size=256), 28) == 1024 * 32 * 256 * 4 * 4
+    smaller = budget.estimate_bytes(bpe, 1024) - alloc.kept_bytes(budget.largest_block(bpe, 1024))
+    assert smaller > 0 and budget.estimate_bytes(bpe, 1024) - smaller == 512 << 20
+
+
 def test_stop_skips_a_slow_validation_pass(monkeypatch):
     """When the last validation took over 2 s, Stop does not make the learner wait for another one."""
     real, validations = T.evaluate, []

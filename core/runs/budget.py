@@ -8,6 +8,7 @@ import torch
 
 from core.cells import get_cell
 from core.param_counts import model_parameters
+from core.runs.alloc import kept_bytes
 from core.runs.config import TrainConfig
 
 FLOAT = 4                      # bytes: training works in float32
@@ -18,17 +19,39 @@ def parameters(config: TrainConfig, vocab_size: int) -> int:
                             get_cell(config.cell).gates)
 
 
+EVAL_NUMBERS = 1 << 21   # one validation chunk's output-layer scores (and its states): at most 2M numbers (8 MiB)
+
+
+def chunk_windows(config: TrainConfig, vocab_size: int) -> int:
+    """How many book-split windows one validation chunk holds: as many as keep its (positions x vocabulary)
+    scores and its states under EVAL_NUMBERS each. Larger chunks are slower, not faster: memory that glibc maps
+    fresh from the system costs a page fault per 4 KiB filled (the BPE preset's validation: 400 ms and 200,000
+    page faults in chunks of 1,500 windows, 194 ms and none in chunks of 128). Below that, chunks of about 2,000
+    windows did best for the book preset (its 5,000 in three)."""
+    return max(1, EVAL_NUMBERS // (config.num_steps * max(vocab_size, config.hidden_size)))
+
+
+def largest_block(config: TrainConfig, vocab_size: int) -> int:
+    """Bytes of a training step's largest tensor: the output layer's scores (positions x vocabulary) or a
+    layer's states and gates (positions x hidden x gates), whichever is larger."""
+    B = min(config.batch_size, config.num_train) if config.split == "book" else config.batch_size
+    width = max(vocab_size, config.hidden_size * get_cell(config.cell).gates)
+    return B * config.num_steps * width * FLOAT
+
+
 def estimate_bytes(config: TrainConfig, vocab_size: int) -> int:
     """A generous estimate of a run's peak memory: weights with their gradients, optimizer state and the two
     copies a run keeps (last good, best), plus the activations one minibatch saves for backpropagation through
-    time, its output layer's logits, and a validation chunk's logits."""
+    time, its output layer's logits, a validation chunk's logits, and the freed blocks the heap keeps between
+    steps (core.runs.alloc)."""
     B = min(config.batch_size, config.num_train) if config.split == "book" else config.batch_size
     T, V, h = config.num_steps, vocab_size, config.hidden_size
     weights = parameters(config, V) * FLOAT * (5 + (2 if config.optimizer == "adam" else 0))
     per_position = h * config.num_layers * get_cell(config.cell).gates * 3 + 3 * V + (0 if config.embed_dim else V)
     activations = B * T * per_position * FLOAT
-    validation = min(2048, config.num_val) * T * V * FLOAT * 2 if config.split == "book" else 16 * 256 * V * FLOAT * 2
-    return int(weights + activations + validation)
+    windows = min(chunk_windows(config, V), config.num_val)
+    validation = windows * T * V * FLOAT * 2 if config.split == "book" else 16 * 256 * V * FLOAT * 2
+    return int(weights + activations + validation + kept_bytes(largest_block(config, V)))
 
 
 def available_bytes(device: torch.device) -> int | None:

@@ -17,7 +17,7 @@ from typing import Callable
 import torch
 
 from core.runs.alloc import keep_freed_memory, release_freed_memory
-from core.runs.budget import check_fits
+from core.runs.budget import check_fits, chunk_windows, largest_block
 from core.runs.config import TrainConfig
 from core.runs.record import HistoryRow, Progress, RunRecord, Status
 from core.corpus import load_corpus
@@ -63,11 +63,11 @@ def train(config: TrainConfig, text: str | None = None, on_progress: Callable[[P
     if not isinstance(config, TrainConfig):
         raise ValueError("train needs a TrainConfig.")
     device = resolve_device(config.device)
-    keep_freed_memory()
     try:
         if data is None:
             data = prepare_data(config, load_corpus() if text is None else text)
         check_fits(config, len(data.vocab), device)
+        keep_freed_memory(largest_block(config, len(data.vocab)))
         net = build_model(config, len(data.vocab), device)
         run = Run(config, data, net, device, on_progress, report_every, stop_event)
         start_ce = run.starting_cross_entropy()
@@ -155,7 +155,7 @@ def evaluate(net: RNNLM, data: Data, config: TrainConfig, device: torch.device, 
     total, count = 0.0, 0
     if config.split == "book":
         n = min(2048, len(data.train_x)) if part == "train" else len(data.val_x)
-        chunk = math.ceil(n / math.ceil(n / 2048))  # equal chunks of at most 2048 windows: cache-friendly
+        chunk = math.ceil(n / math.ceil(n / chunk_windows(config, len(data.vocab))))
         for i in range(0, n, chunk):
             x, y = (t.to(device) for t in book_windows(data, part, slice(i, min(n, i + chunk))))
             total += float(net.loss(x, y, reduction="sum")[0])
