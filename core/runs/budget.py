@@ -26,7 +26,7 @@ def chunk_windows(config: TrainConfig, vocab_size: int) -> int:
     """How many book-split windows one validation chunk holds: as many as keep its (positions x vocabulary)
     scores and its states under EVAL_NUMBERS each. Larger chunks are slower, not faster: memory that glibc maps
     fresh from the system costs a page fault per 4 KiB filled (the BPE preset's validation: 400 ms and 200,000
-    page faults in chunks of 1,500 windows, 194 ms and none in chunks of 128). Below that, chunks of about 2,000
+    page faults in chunks of 1,500 windows, 194-206 ms and none in chunks of 64-192). Below that, chunks of about 2,000
     windows did best for the book preset (its 5,000 in three)."""
     return max(1, EVAL_NUMBERS // (config.num_steps * max(vocab_size, config.hidden_size)))
 
