@@ -31,12 +31,16 @@ def chunk_windows(config: TrainConfig, vocab_size: int) -> int:
     return max(1, EVAL_NUMBERS // (config.num_steps * max(vocab_size, config.hidden_size)))
 
 
+def batch_windows(config: TrainConfig) -> int:
+    """Windows in a training step's batch (the book split has no more than its training windows)."""
+    return min(config.batch_size, config.num_train) if config.split == "book" else config.batch_size
+
+
 def largest_block(config: TrainConfig, vocab_size: int) -> int:
     """Bytes of a training step's largest tensor: the output layer's scores (positions x vocabulary) or a
     layer's states and gates (positions x hidden x gates), whichever is larger."""
-    B = min(config.batch_size, config.num_train) if config.split == "book" else config.batch_size
     width = max(vocab_size, config.hidden_size * get_cell(config.cell).gates)
-    return B * config.num_steps * width * FLOAT
+    return batch_windows(config) * config.num_steps * width * FLOAT
 
 
 def estimate_bytes(config: TrainConfig, vocab_size: int) -> int:
@@ -44,7 +48,7 @@ def estimate_bytes(config: TrainConfig, vocab_size: int) -> int:
     copies a run keeps (last good, best), plus the activations one minibatch saves for backpropagation through
     time, its output layer's logits, a validation chunk's logits, and the freed blocks the heap keeps between
     steps (core.runs.alloc)."""
-    B = min(config.batch_size, config.num_train) if config.split == "book" else config.batch_size
+    B = batch_windows(config)
     T, V, h = config.num_steps, vocab_size, config.hidden_size
     weights = parameters(config, V) * FLOAT * (5 + (2 if config.optimizer == "adam" else 0))
     per_position = h * config.num_layers * get_cell(config.cell).gates * 3 + 3 * V + (0 if config.embed_dim else V)
