@@ -40,7 +40,7 @@ def import_d2l():
 def main(epochs: int) -> tuple[float, float]:
     import torch
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from core.corpus import find_corpus
+    from core.text.corpus import find_corpus
     d2l = import_d2l()
     with tempfile.TemporaryDirectory() as tmp:   # d2l reads ../data/timemachine.txt, from a folder beside it
         (Path(tmp) / "data").mkdir()

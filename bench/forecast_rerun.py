@@ -57,7 +57,7 @@ def where_the_time_goes(reruns: int) -> None:
     def cum(pred) -> float:       # cumulative seconds per rerun in the functions pred picks (outermost calls)
         return sum(v[3] for (f, _, name), v in stats.items() if pred(f, name)) / reruns
     rows = (("everything in the script's thread (profiled)", sum(v[2] for v in stats.values()) / reruns),
-            ("  the maths (core.forecast.analyse)", cum(lambda f, n: f.endswith("core/forecast.py") and n == "analyse")),
+            ("  the maths (core.sequences.forecast.analyse)", cum(lambda f, n: f.endswith("core/sequences/forecast.py") and n == "analyse")),
             ("  building the figures", cum(lambda f, n: f.endswith("pages/forecasting.py") and n.endswith("_figure"))),
             ("  st.plotly_chart (copy, to JSON, send)", cum(lambda f, n: f.endswith("plotly_chart.py")
                                                           and n == "plotly_chart")),

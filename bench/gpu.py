@@ -13,9 +13,9 @@ from dataclasses import replace
 import torch
 
 from common import TINY, size
-from core.corpus import load_corpus
+from core.text.corpus import load_corpus
 from core.runs.config import PRESETS
-from core.dataset import prepare_data
+from core.runs.data import prepare_data
 from core.runs.loop import train
 
 

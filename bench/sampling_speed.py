@@ -9,8 +9,8 @@ import tracemalloc
 import torch
 
 from common import size  # (and the repo on sys.path)
-from core.assets import load_pretrained
-from core.sampling import sample, stream
+from core.nn.weights import load_pretrained
+from core.nn.sampling import sample, stream
 
 if __name__ == "__main__":
     torch.set_num_threads(1)

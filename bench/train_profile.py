@@ -20,8 +20,8 @@ from dataclasses import replace
 import torch
 
 from common import ROOT, compile_bytecode, size
-from core.corpus import load_corpus
-from core.dataset import prepare_data
+from core.text.corpus import load_corpus
+from core.runs.data import prepare_data
 from core.runs import loop
 from core.runs.config import PRESETS
 from core.runs.saved import save_run
@@ -74,7 +74,7 @@ def import_seconds() -> float:
     """A fresh Python that imports what a training process imports, and ends as `python -m core` does (without
     Python's teardown, core.__main__.finish)."""
     t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "import os, core.runs.loop, core.dataset; os._exit(0)"], cwd=ROOT, check=True)
+    subprocess.run([sys.executable, "-c", "import os, core.runs.loop, core.runs.data; os._exit(0)"], cwd=ROOT, check=True)
     return time.perf_counter() - t0
 
 

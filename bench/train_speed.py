@@ -26,9 +26,9 @@ from dataclasses import replace
 
 from book_loop import book_style_run
 from common import compile_bytecode, size
-from core.corpus import load_corpus
+from core.text.corpus import load_corpus
 from core.runs.config import PRESETS
-from core.dataset import prepare_data
+from core.runs.data import prepare_data
 from core.runs.loop import train
 
 

@@ -19,15 +19,15 @@ def main(argv: list[str]) -> int:
         return 0 if argv else 2
     command, rest = argv[0], argv[1:]
     if command == "verify":
-        from core.verify import main as run
+        from core.nn.verify import main as run
     elif command == "train":
         from core.runs.cli import main as run
     elif command == "pretrain":
         from core.runs.pretrain import main as run
     elif command == "passage":
-        from core.passage_store import main as run
+        from core.lesson.store import main as run
     elif command == "exercises":
-        from core.exercises import main as run
+        from core.exercises.cli import main as run
     else:
         print(f"unknown command {command!r}\n\n{USAGE}", file=sys.stderr)
         return 2

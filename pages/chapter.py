@@ -13,8 +13,10 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from core import forecast, param_counts, passage, passage_store
-from core.lab_settings import controls_of
+from core.sequences import forecast
+from core.nn import param_counts
+from core.lesson import passage, store as passage_store
+from core.labs import controls_of
 from core.runs.record import HistoryRow, Status
 from pages import forecasting, gradient_flow, rnn_cell
 from pages import tokens as tokens_page
@@ -27,7 +29,7 @@ from ui.plots import frozen, hline, show, style
 ACTS = {1: "Predicting the next step", 2: "Language into numbers", 3: "A network with memory",
         4: "Training through time", 5: "After the acts"}
 ACT_KEY = "chapter.act"
-CONTROLS = controls_of("chapter")   # declared in core.lab_settings
+CONTROLS = controls_of("chapter")   # declared in core.labs
 
 
 # --- moving between acts ---------------------------------------------------------------------------------
@@ -369,7 +371,7 @@ def gradient_section(baked: passage_store.Baked, raw: str | None) -> None:
         "Act 3 promised it: training sends each step's loss back through every earlier step. Here is that "
         "gradient for one loss, the network's guess at the last character of the passage's first window, sent "
         "back state by state through W_hq, tanh's slope and the one shared W_hh (the backward pass written out in "
-        "`core/passage.py`, checked against torch's autograd in the tests):")
+        "`core/lesson/passage.py`, checked against torch's autograd in the tests):")
     if raw is None:
         texts.missing_corpus_message()
         return

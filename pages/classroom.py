@@ -12,9 +12,9 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core import classroom
-from core import exercises as core_ex
-from core.exercise_bank import BANK
-from core.lab_settings import controls_of, url_query
+from core.exercises import types as core_ex
+from core.exercises.bank import BANK
+from core.labs import controls_of, url_query
 from core.runs import store
 from ui import learner, url_state
 from ui.common import chart_text, csv_cell, plain

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core.exercise_bank import BANK
-from core.lab_settings import controls_of, url_query
+from core.exercises.bank import BANK
+from core.labs import controls_of, url_query
 from ui import exercises, url_state
 from ui.common import LABS, plain
 

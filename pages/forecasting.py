@@ -5,14 +5,14 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from core import forecast
-from core.lab_settings import Forecasting as Settings, controls_of
+from core.sequences import forecast
+from core.labs import Forecasting as Settings, controls_of
 from ui import exercises, url_state
 from ui.common import cite, controls_beside_view, header, learner_errors, show_source
 from ui.plots import frozen, hline, show, style, x_band
 
 
-CONTROLS = controls_of("forecasting")   # declared in core.lab_settings
+CONTROLS = controls_of("forecasting")   # declared in core.labs
 
 
 def controls() -> Settings:

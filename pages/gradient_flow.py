@@ -5,8 +5,8 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from core import gradflow
-from core.lab_settings import GradientFlow as Settings, controls_of
+from core.nn import gradflow
+from core.labs import GradientFlow as Settings, controls_of
 from ui import exercises, url_state
 from ui.common import cite, controls_beside_view, header, learner_errors, show_source
 from ui.plots import frozen, show, style
@@ -14,7 +14,7 @@ from ui.plots import frozen, show, style
 REGIME_COLOURS = {"vanishing": "blue", "stable": "green", "exploding": "red"}
 
 
-CONTROLS = controls_of("gradient_flow")   # declared in core.lab_settings
+CONTROLS = controls_of("gradient_flow")   # declared in core.labs
 
 
 def controls() -> Settings:

@@ -8,14 +8,14 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from core import cell_demo, param_counts, rnn_ref, verify
-from core.lab_settings import controls_of
+from core.nn import cell_demo, param_counts, rnn_ref, verify
+from core.labs import controls_of
 from ui import exercises, url_state
 from ui.common import cite, header, learner_errors, plain, show_source
 from ui.plots import frozen, show, style
 
 
-CONTROLS = controls_of("rnn_cell")   # declared in core.lab_settings
+CONTROLS = controls_of("rnn_cell")   # declared in core.labs
 
 
 def word_controls() -> tuple[str, int, int]:
@@ -184,7 +184,7 @@ def two_products_or_one() -> None:
                 "W_xh (1×4) on top of W_hh (4×4) a 5×4 one, and (3×5)·(5×4) is the same 3×4 result as "
                 "X·W_xh + H·W_hh. Fast implementations go the other way: X_t·W_xh does not depend on the state, "
                 "so they compute it for every step at once before the loop and do only H·W_hh inside it (as "
-                "`core/fused.py` does). Random matrices of the book's shapes:")
+                "`core/nn/fused.py` does). Random matrices of the book's shapes:")
     if st.button("New random matrices", key="cell.concat_new"):
         st.session_state["cell.concat_seed"] = st.session_state.get("cell.concat_seed", 0) + 1
     two, one = cell_demo.concat_example(st.session_state.get("cell.concat_seed", 0))
@@ -227,7 +227,7 @@ def tol(x: float) -> str:
 
 
 def tolerance_words() -> str:
-    """The tolerances of core.verify, in words (built from its constants)."""
+    """The tolerances of core.nn.verify, in words (built from its constants)."""
     loose = (f"{tol(verify.TOL_ABS)} (absolute or relative)" if verify.TOL_ABS == verify.TOL_REL else
              f"{tol(verify.TOL_ABS)} absolute or {tol(verify.TOL_REL)} relative")
     return (f"{loose} where the two ways round differently, {tol(verify.TOL_IDENTITY)} where one float64 result is "
@@ -311,7 +311,7 @@ def one_hot_or_embedding(run: cell_demo.WordRun) -> None:
         f"A one-hot input is a row of zeros with a single 1, at the token's id. Multiplying it by W_xh therefore "
         f"picks out one row of W_xh: the letter '{plain(letter)}' (fed in at step t = {t}) has id "
         f"{look.token_id}, and X_t·W_xh is row {look.token_id} of W_xh. That is why real implementations look the "
-        "row up instead of multiplying (`core/fused.py` and the scratch RNN do).")
+        "row up instead of multiplying (`core/nn/fused.py` and the scratch RNN do).")
     c1, c2, c3 = st.columns([2, 2, 1])
     c1.markdown("X_t · W_xh (a product)")
     c1.dataframe(pd.DataFrame([look.product]).round(4), hide_index=True)

@@ -9,8 +9,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from core import sampling
-from core.lab_settings import HIDDEN_SPAN, HIDDEN_WINDOWS, controls_of
+from core.nn import probe, sampling
+from core.labs import HIDDEN_SPAN, HIDDEN_WINDOWS, controls_of
 from ui import exercises, model_choice, url_state
 from ui.common import chart_text, cite, controls_beside_view, header, learner_errors, plain, show_source
 from ui.plots import frozen, show, style
@@ -33,7 +33,7 @@ def _next_seed() -> None:  # a callback runs before the widgets, so it may chang
     st.session_state["sampling.seed"] = (st.session_state["sampling.seed"] + 1) % 1_000_001
 
 
-CONTROLS = controls_of("sampling")   # declared in core.lab_settings
+CONTROLS = controls_of("sampling")   # declared in core.labs
 
 
 def controls() -> Settings:
@@ -95,14 +95,14 @@ def hidden_view_of(key: str, shown: str, start: int, _lm) -> tuple[go.Figure, st
 @st.cache_resource(show_spinner=False, max_entries=256)
 def next_token_view(key: str, prefix: str, temperature: float, _lm) -> tuple[go.Figure, str]:
     """What comes next after the prefix, at T = 1 and at this temperature: the figure and its summary."""
-    logits = sampling.next_logits(_lm, prefix)
+    logits = probe.next_logits(_lm, prefix)
     return frozen(next_token_figure(_lm, logits, temperature)), next_token_summary(_lm, logits, temperature)
 
 
 @st.cache_resource(show_spinner=False, max_entries=256)
-def scored_of(key: str, text: str, _lm) -> sampling.Score:
+def scored_of(key: str, text: str, _lm) -> probe.Score:
     """A text's surprisal under the model (it does not depend on the sliders: a temperature change reuses it)."""
-    return sampling.score_text(_lm, text)
+    return probe.score_text(_lm, text)
 
 
 def next_token_summary(lm, logits: np.ndarray, temperature: float) -> str:
@@ -134,7 +134,7 @@ def hidden_state_figure(H: np.ndarray, units: np.ndarray, labels: list[str], sta
     position `start` (columns, each character written under its own column; its position is in the hover)."""
     stop = min(start + HIDDEN_SPAN, len(labels))
     window = np.asarray(H)[start:stop]
-    units = sampling.order_by_first_flip(window, units)
+    units = probe.order_by_first_flip(window, units)
     shown = ["␣" if c == " " else chart_text(c) for c in labels[start:stop]]
     x = list(range(start + 1, stop + 1))
     fig = go.Figure(go.Heatmap(z=window[:, units].T, x=x, y=[f"unit {u}" for u in units],
@@ -184,16 +184,16 @@ def generated_text(lm, s: Settings) -> sampling.Sample:
 def hidden_view(lm, shown: str, start: int = 0) -> tuple[go.Figure, str] | None:
     """The hidden-state heatmap of HIDDEN_SPAN characters of the text shown, from position start, and its summary
     (None for an empty text). The states are those of reading the whole text from its first character."""
-    H = sampling.hidden_states(lm, shown)
+    H = probe.hidden_states(lm, shown)
     if not len(H):
         return None
     cleaned_shown, _ = lm.prepare_prefix(shown)
     labels = [lm.vocab.token_text(int(i)) for i in lm.vocab.encode(cleaned_shown)]
     start = min(start, (len(labels) - 1) // HIDDEN_SPAN * HIDDEN_SPAN)
     window = H[start: start + HIDDEN_SPAN]
-    units = sampling.most_variable_units(window, min(24, H.shape[1]))
+    units = probe.most_variable_units(window, min(24, H.shape[1]))
     saturated = float(np.mean(np.abs(window[:, units]) > 0.9))
-    switching = sampling.most_switching_units(window, units, 3)
+    switching = probe.most_switching_units(window, units, 3)
     flips = (", ".join(f"unit {u} ({n} time{'s' if n != 1 else ''})" for u, n in switching if n)
              or "none: no row jumps by more than 1 between two characters here")
     return hidden_state_figure(H, units, labels, start), (
@@ -247,10 +247,10 @@ def greedy_vs_sampled(lm, s: Settings, out: sampling.Sample) -> None:
     else:
         sampled_text = sampling.sample(lm, s.prefix, shown_len, 0.05, s.top_k, s.top_p, s.seed).text
     g1, g2 = st.columns(2)
-    g1.markdown(f"**Greedy (T = 0)**: distinct 3-grams {100 * sampling.distinct_ngram_share(greedy_out.text):.0f}%")
+    g1.markdown(f"**Greedy (T = 0)**: distinct 3-grams {100 * probe.distinct_ngram_share(greedy_out.text):.0f}%")
     g1.text(greedy_out.text)
     g2.markdown(f"**Sampled (T = {max(s.temperature, 0.05):g})**: distinct 3-grams "
-                f"{100 * sampling.distinct_ngram_share(sampled_text):.0f}%")
+                f"{100 * probe.distinct_ngram_share(sampled_text):.0f}%")
     g2.text(sampled_text)
     st.caption("Greedy decoding always takes the single likeliest next character. Once it lands in a phrase "
                "that leads back to itself it repeats forever, so few of its 3-grams are distinct. Sampling keeps "
@@ -280,7 +280,7 @@ def main() -> None:
         hidden_state_section(lm, s, out)
         score_section(lm, s.model)
         greedy_vs_sampled(lm, s, out)
-    show_source(sampling.sample, sampling.distribution, sampling.score_text)
+    show_source(sampling.sample, sampling.distribution, probe.score_text)
     exercises.section("sampling")
 
 

@@ -10,8 +10,9 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from core import bpe_merges, corpus, ngrams, param_counts, tokens
-from core.lab_settings import BPE_SIZES, controls_of
+from core.text import bpe_merges, corpus, ngrams, tokens
+from core.nn import param_counts
+from core.labs import BPE_SIZES, controls_of
 from ui import exercises, texts, url_state
 from ui.common import cite, controls_beside_view, header, learner_errors, plain, show_source
 from ui.plots import frozen, number_ticks, show, style
@@ -32,7 +33,7 @@ class Settings:
     size: int
 
 
-CONTROLS = controls_of("tokens")   # declared in core.lab_settings
+CONTROLS = controls_of("tokens")   # declared in core.labs
 
 
 def controls() -> Settings:

@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core.runs import loop, saved
-from core.lab_settings import controls_of
+from core.labs import controls_of
 from core.runs.record import HistoryRow, Progress, Status
 from core.runs.config import DATA, FORM_GROUPS, FORM_SETTINGS, PRESETS, SETTINGS, Preset, config_overrides, parse_overrides
 from core import classroom

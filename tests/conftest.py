@@ -32,7 +32,7 @@ def train_each_exercise_once():
     per settings in this session; several files check the same run's answer (its grader, its pinned value, its
     JSON round trip, the self-check). A test that replaces Exercise.run replaces this too."""
     import json
-    from core.exercises import Exercise
+    from core.exercises.types import Exercise
     plain_run, done = Exercise.run, {}
 
     def run(self, settings=None):
@@ -57,7 +57,11 @@ def corpus_file() -> Path:
 
 @pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path_factory, monkeypatch):
-    """Never touch the learner's cache directory, never download: point the cache at a temp folder."""
+    """Never touch the learner's cache directory, never download: point the cache at a temp folder. The corpus is
+    RNNLAB_CORPUS (set here when a local copy exists), never the copy beside the clone that the CLI finds, so a
+    test that unsets RNNLAB_CORPUS sees an app without a corpus."""
+    from core.text import corpus
+    monkeypatch.setattr(corpus, "BESIDE_CLONE", tmp_path_factory.getbasetemp() / "no-corpus-here.txt")
     monkeypatch.setenv("RNNLAB_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "rnnlab-cache"))
     path = corpus_path()
     if path is not None:

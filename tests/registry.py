@@ -1,7 +1,7 @@
 """The tests' lists of pages, URL names and cells, all read from the registries (ui.common.LABS,
-core.lab_settings, core.cells.CELLS): a new lab or cell is covered without editing a test."""
-from core.cells import CELLS
-from core.lab_settings import CHAPTER_ACTS, SETTINGS_OF, url_keys
+core.labs, core.nn.cells.CELLS): a new lab or cell is covered without editing a test."""
+from core.nn.cells import CELLS
+from core.labs import CHAPTER_ACTS, SETTINGS_OF, url_keys
 from ui import common
 
 

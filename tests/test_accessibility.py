@@ -122,7 +122,8 @@ def _tick_texts(fig, axis="yaxis"):
 
 def test_log_axes_read_as_plain_numbers():
     import numpy as np
-    from core import forecast, gradflow
+    from core.sequences import forecast
+    from core.nn import gradflow
     from pages import forecasting, gradient_flow, rnn_cell
     from ui.plots import log_ticks, plain_number
     figs = [gradient_flow.norms_figure(gradflow.analyse()), rnn_cell.memory_figure(28, 256)]
@@ -147,7 +148,8 @@ def test_log_axes_read_as_plain_numbers():
 
 
 def test_every_figure_uses_the_colour_blind_safe_palette_and_titles_its_axes():
-    from core import forecast, gradflow
+    from core.sequences import forecast
+    from core.nn import gradflow
     from pages import forecasting, gradient_flow
     from ui.plots import PALETTE
     x = forecast.make_series(1000, 0.2, 0)
@@ -171,7 +173,7 @@ def test_a_line_label_sits_by_its_line_on_a_log_axis():
     so the horizon chart's variance label is next to its dashed line (not far above the plot)."""
     import math
 
-    from core import forecast
+    from core.sequences import forecast
     from pages.forecasting import Settings, horizon_figure
     a = forecast.analyse(forecast.make_series(1000, 0.2, 0), 4, 600, 16)
     fig = horizon_figure(Settings(1000, 600, 4, 16, 0.2, 0), a)

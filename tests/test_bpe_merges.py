@@ -1,10 +1,10 @@
-"""core.bpe_merges: the merges BPE learns, in order and with their counts, checked by hand and by brute force."""
+"""core.text.bpe_merges: the merges BPE learns, in order and with their counts, checked by hand and by brute force."""
 from collections import Counter
 
 import pytest
 
-from core import bpe_merges
-from core.tokens import CharVocab, train_bpe
+from core.text import bpe_merges
+from core.text.tokens import CharVocab, train_bpe
 
 
 def test_a_hand_worked_list():

@@ -115,7 +115,7 @@ def test_walk_the_chapter_and_retrain_act_four(page: Page, app_url, shots_dir):
 
 
 def test_exercises_in_two_labs_update_the_overview(page: Page, app_url, shots_dir):
-    from core.exercise_bank import BANK
+    from core.exercises.bank import BANK
 
     def answer(question_start: str, option: str) -> None:
         card = page.locator("[data-testid='stVerticalBlock']", has_text=question_start).last

@@ -96,7 +96,7 @@ def test_every_claim_link_opens_a_page_that_shows_the_claim(corpus_file):
     import re
 
     from apptest_util import metric
-    from core.lab_settings import url_query
+    from core.labs import url_query
     from ui.chapter_after import CLAIMS
     checked = set()
     for claim, lab, _, controls in CLAIMS:
@@ -121,7 +121,7 @@ def test_every_claim_link_opens_a_page_that_shows_the_claim(corpus_file):
 
 def test_act_one_reads_its_own_numbers_at_every_window():
     """Issue 30: no 'snowball' over a 1.5-fold error, no 'four steps' when τ is 16: the sentence follows τ."""
-    from core import forecast
+    from core.sequences import forecast
     from pages.chapter import act1_reading
     from pages.forecasting import Settings
     x = forecast.make_series(1000, 0.2, 0)
@@ -140,7 +140,7 @@ def test_act_one_reads_its_own_numbers_at_every_window():
 
 def test_bptt_in_detail_says_what_tanh_does_to_the_linear_formula():
     """Issue 30: the caption said 'linear case' over a tanh curve falling to 1e-6 without a word."""
-    from core import gradflow
+    from core.nn import gradflow
     from ui.chapter_after import bptt_summary
     near_edge = bptt_summary(gradflow.analyse(n=32, scale=1.0, T=24))
     assert "In the linear case" in near_edge and "times smaller" in near_edge and "is vanishing" in near_edge
@@ -191,8 +191,8 @@ def test_act_two_shows_ids_the_chain_rule_and_defines_counting_before_its_chart(
     before the paragraph that defines counting. The ids shown are the vocabulary's own; the edition is named."""
     import json
 
-    from core.corpus import clean_letters, load_corpus
-    from core.tokens import CharVocab
+    from core.text.corpus import clean_letters, load_corpus
+    from core.text.tokens import CharVocab
     at = chapter("2")
     assert not at.exception
     table = at.dataframe[0].value

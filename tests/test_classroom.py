@@ -210,8 +210,8 @@ def test_a_chart_s_data_csv_never_hands_a_spreadsheet_a_formula():
 
 
 def test_the_class_answers_chart_counts_whole_learners_from_zero():
-    from core.exercise_bank import BANK
-    from core.exercises import CHOICE
+    from core.exercises.bank import BANK
+    from core.exercises.types import CHOICE
     from pages.classroom import answers_figure
     ex = next(e for e in BANK.values() if e.kind == CHOICE)
     firsts = [{"name": n, "answer": ex.options[0], "computed": ex.options[0], "correct": True} for n in ("Ana", "Ben")]

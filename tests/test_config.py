@@ -3,7 +3,7 @@ from dataclasses import fields, replace
 
 import pytest
 
-from core.cells import CELLS
+from core.nn.cells import CELLS
 from core.runs.config import (FORM_GROUPS, FORM_SETTINGS, PRESETS, SETTINGS, TrainConfig, config_overrides,
                          parse_overrides, with_overrides)
 

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from apptest_util import page, shown
-from core import forecast, gradflow, param_counts
+from core.sequences import forecast
+from core.nn import gradflow, param_counts
 
 
 def test_noise_power_is_the_mean_square_of_the_noise():
@@ -74,8 +75,8 @@ def test_the_concatenation_shapes_are_spelt_out():
 
 def test_the_proof_compares_with_a_plain_torch_nn_rnn_and_says_so():
     import torch
-    from core import verify
-    from core.fused import FusedRNN
+    from core.nn import verify
+    from core.nn.fused import FusedRNN
     case = verify.CASES[0]
     model = verify._torch_model(case, "torch", case.data()[0])
     assert type(model.rnn) is torch.nn.RNN and not isinstance(model.rnn, FusedRNN)
@@ -107,7 +108,7 @@ def test_the_text_lab_shows_how_bpe_learns(corpus_file):
 
 
 def test_a_one_hot_row_times_w_xh_is_a_row_lookup():
-    from core import cell_demo
+    from core.nn import cell_demo
     run = cell_demo.read_word("machine", 4, 0)
     for t in range(1, run.steps + 1):
         look = cell_demo.one_hot_lookup(run, t)

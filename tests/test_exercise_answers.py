@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from conftest import corpus_path
-from core import exercises as core_ex
-from core.exercise_bank import BANK
+from core.exercises import types as core_ex
+from core.exercises.bank import BANK
 
 NEEDS_CORPUS = pytest.mark.skipif(corpus_path() is None, reason="needs The Time Machine")
 
@@ -142,9 +142,9 @@ def test_book_condition__a_first_letter_reaches_the_last_state_of_a_numpy_rnn():
 # --- Sampling: the pretrained model's own probabilities ---------------------------------------------------------
 
 def test_samp_cold__the_softmax_at_t_001_puts_all_but_1e_minus_6_on_the_top_character():
-    from core import sampling
-    from core.assets import load_pretrained
-    logits = sampling.next_logits(load_pretrained(), "the time traveller")
+    from core.nn import probe
+    from core.nn.weights import load_pretrained
+    logits = probe.next_logits(load_pretrained(), "the time traveller")
     z = np.asarray(logits, dtype=np.float64) / 0.01
     p = np.exp(z - z.max()) / np.exp(z - z.max()).sum()
     assert p.max() > 1 - 1e-6
@@ -156,11 +156,11 @@ def test_samp_topk__one_candidate_left():
 
 
 def test_samp_surprisal__scored_again_by_score_text():
-    from core import sampling
-    from core.assets import load_pretrained
+    from core.nn import probe, sampling
+    from core.nn.weights import load_pretrained
     lm = load_pretrained()
     out = sampling.sample(lm, "the time traveller", 200, temperature=0.0)
-    assert sampling.score_text(lm, out.prefix + out.text).bits_per_char < 1.5
+    assert probe.score_text(lm, out.prefix + out.text).bits_per_char < 1.5
     assert answer("samp_surprisal") == "under 1 bit"
 
 
@@ -179,7 +179,7 @@ def test_gf_clip__one_factor_for_every_step_keeps_each_share():
 
 
 def test_gf_regime__numpy_matrix_powers_grow():
-    from core import gradflow
+    from core.nn import gradflow
     W = gradflow.recurrent_matrix(32, 1.5, "gaussian", 0)
     g = np.linalg.matrix_power(W.T, 24) @ (np.ones(32) / np.sqrt(32))
     assert np.max(np.abs(np.linalg.eigvals(W))) > 1.3 and np.linalg.norm(g) > 1e3
@@ -210,7 +210,7 @@ def test_book_long__0_9_and_1_1_to_the_100():
 def test_tr_untrained__is_close_to_the_uniform_28_and_is_the_run_s_own_epoch_0():
     """The solver scores the model without training it: the number a one-epoch run records before its first step."""
     from dataclasses import replace
-    from core.corpus import load_corpus
+    from core.text.corpus import load_corpus
     from core.runs.config import PRESETS
     from core.runs.loop import train
     got = answer("tr_untrained")
@@ -251,7 +251,7 @@ def test_the_shipped_answers_are_what_their_command_rebuilds(tmp_path):
     """The answers always; the runs' numbers too where torch and its thread count are those they were computed
     with (a memorising run's held-out perplexity depends on them)."""
     import json
-    from core import exercise_cache
+    from core.exercises import cache as exercise_cache
     shipped = exercise_cache.shipped()
     rebuilt = exercise_cache.bake(BANK, tmp_path / "answers.json")
     same_machine = json.loads(exercise_cache.SHIPPED.read_text())["computed_with"] == exercise_cache.computed_with()
@@ -261,7 +261,7 @@ def test_the_shipped_answers_are_what_their_command_rebuilds(tmp_path):
 
 
 def test_a_check_with_shipped_settings_reads_the_answer_without_training(tmp_path, monkeypatch):
-    from core import exercise_cache
+    from core.exercises import cache as exercise_cache
     ex = BANK["tr_slow"]
     def run(self, settings=None):
         raise RuntimeError("computed")
@@ -273,7 +273,7 @@ def test_a_check_with_shipped_settings_reads_the_answer_without_training(tmp_pat
 
 
 def test_a_server_can_turn_the_shipped_answers_off(monkeypatch):
-    from core import exercise_cache
+    from core.exercises import cache as exercise_cache
     monkeypatch.setenv("RNNLAB_SHIPPED_ANSWERS", "off")
     exercise_cache.shipped.cache_clear()
     try:

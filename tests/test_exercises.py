@@ -4,8 +4,8 @@ import json
 import pytest
 
 from apptest_util import ROOT, page, shown
-from core import exercises as core_ex
-from core.exercise_bank import BANK, for_lab
+from core.exercises import cli, types as core_ex
+from core.exercises.bank import BANK, for_lab
 from conftest import corpus_path
 from ui.common import LABS
 
@@ -64,7 +64,7 @@ def test_answers_are_checked():
 
 
 def test_the_self_check_command(capsys):
-    assert core_ex.main([]) == 0
+    assert cli.main([]) == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
     n = len(BANK) if corpus_path() is not None else sum(not e.needs_corpus for e in BANK.values())
     assert last.startswith(f"{n} passed, 0 failed")
@@ -172,7 +172,7 @@ def test_the_training_lab_honours_hide_and_keeps_the_link_s_values():
 def test_answers_are_kept_on_disk_for_every_process_and_recomputed_when_core_changes(tmp_path, monkeypatch):
     """Issue 29: a check whose answer the server has computed does not compute it again (another web process or a
     restart reads it from the store's folder); a change to core/ computes it afresh; cleanup leaves it alone."""
-    from core import exercise_cache
+    from core.exercises import cache as exercise_cache
     from core.runs import store
     ex = BANK["gf_thirty"]
     first = exercise_cache.solve(ex, root=tmp_path)
@@ -191,7 +191,7 @@ def test_answers_are_kept_on_disk_for_every_process_and_recomputed_when_core_cha
 
 
 def test_every_stored_answer_reads_back_as_it_was_computed(tmp_path):
-    from core import exercise_cache
+    from core.exercises import cache as exercise_cache
     for ex in BANK.values():
         if ex.needs_corpus and corpus_path() is None:
             continue

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from core.forecast import ARModel, fit_ar, lag_matrix, make_series, mse_by_horizon, one_step_mse, predict_k_step
+from core.sequences.forecast import ARModel, fit_ar, lag_matrix, make_series, mse_by_horizon, one_step_mse, predict_k_step
 
 
 def test_series_shape_and_seed():

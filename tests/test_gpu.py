@@ -2,7 +2,7 @@
 
 On a GPU the fused tanh RNN is nn.RNN itself (cuDNN), GRU and LSTM are cuDNN's, and the scratch RNN runs its
 Python loop on CUDA tensors. These tests check that all of them compute the same numbers as the CPU code that
-core.verify proves right, and that training, stopping, divergence, saving and sampling work there too."""
+core.nn.verify proves right, and that training, stopping, divergence, saving and sampling work there too."""
 import copy
 import math
 import threading
@@ -11,9 +11,9 @@ import pytest
 import torch
 
 from core.runs import loop as T, saved as R
-from core.runs.device import resolve_device
-from core.models import ModelSpec, RNNLM
-from core.sampling import sample
+from core.nn.device import resolve_device
+from core.nn.models import ModelSpec, RNNLM
+from core.nn.sampling import sample
 from core.runs.config import TrainConfig
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU visible")

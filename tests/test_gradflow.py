@@ -3,7 +3,7 @@ import pytest
 import torch
 from hypothesis import given, settings, strategies as st
 
-from core import gradflow
+from core.nn import gradflow
 from apptest_util import metric, page, shown
 
 
@@ -72,10 +72,10 @@ def test_clipping():
 
 
 def test_the_clipping_figure_rescales_the_whole_gradient_as_training_does():
-    """Per-step gradients stacked into one vector and clipped by core.models.clip_gradients (the rule training
+    """Per-step gradients stacked into one vector and clipped by core.nn.models.clip_gradients (the rule training
     uses) give exactly the page's clipped norms: one factor for every step, the shares unchanged."""
     import torch
-    from core.models import clip_gradients
+    from core.nn.models import clip_gradients
     a = gradflow.analyse(32, 1.0, 24, theta=1.0)         # the page's defaults: clipping acts here
     assert a.clip_factor < 1.0
     W, g = a.W, gradflow._unit_gradient(32, 0)

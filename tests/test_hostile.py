@@ -6,7 +6,7 @@ import re
 from hypothesis import HealthCheck, Phase, given, settings, strategies as st
 
 from apptest_util import page
-from core import corpus
+from core.text import corpus
 from registry import page_params
 
 HOSTILE = [

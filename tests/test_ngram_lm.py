@@ -1,10 +1,11 @@
-"""core.ngram_lm: add-alpha n-gram language models, checked by hand on tiny texts."""
+"""core.text.ngram_lm: add-alpha n-gram language models, checked by hand on tiny texts."""
 import math
 
 import numpy as np
 import pytest
 
-from core import ngram_lm
+from core.nn import probe
+from core.text import ngram_lm
 
 
 def test_bigram_probabilities_by_hand():
@@ -60,9 +61,9 @@ def test_bad_input():
 
 
 def test_the_comparison_on_the_corpus(corpus_file):
-    from core.assets import load_pretrained
+    from core.nn.weights import load_pretrained
     lm = load_pretrained()
-    c = ngram_lm.compare_with_model(lm, corpus_file.read_text(encoding="utf-8"), 0.1)
+    c = probe.compare_with_model(lm, corpus_file.read_text(encoding="utf-8"), 0.1)
     assert c.model_ppl == pytest.approx(lm.meta["val_ppl"], rel=1e-3)   # the same held-out tenth as pretrain
     assert c.best["n"] in (4, 5) and c.model_ppl < c.best["heldout_ppl"] < 5.5
     assert c.rows[-1]["heldout_ppl"] > c.best["heldout_ppl"]
@@ -71,14 +72,14 @@ def test_the_comparison_on_the_corpus(corpus_file):
 def test_a_long_text_is_compared_on_its_first_part_and_says_so():
     import torch
 
-    from core.models import ModelSpec, RNNLM
-    from core.sampling import LanguageModel
-    from core.tokens import CharVocab
+    from core.nn.models import ModelSpec, RNNLM
+    from core.nn.sampling import LanguageModel
+    from core.text.tokens import CharVocab
     torch.manual_seed(0)
     vocab = CharVocab.build("abcdefgh ")
     lm = LanguageModel(RNNLM(ModelSpec(len(vocab), 8, "rnn")), vocab)
     text = "abc defg hab cde " * 200                       # 3,400 characters
-    c = ngram_lm.compare_with_model(lm, text, 0.1, max_chars=2_000)
+    c = probe.compare_with_model(lm, text, 0.1, max_chars=2_000)
     assert (c.used_chars, c.total_chars) == (2_000, 3_400) and c.held_out_chars == 200
-    whole = ngram_lm.compare_with_model(lm, text, 0.1)
+    whole = probe.compare_with_model(lm, text, 0.1)
     assert whole.used_chars == whole.total_chars == 3_400

@@ -11,9 +11,10 @@ import torch
 from torch import nn
 
 from apptest_util import ROOT
-from core import forecast, gradflow
-from core.exercise_bank import BANK
-from core.lab_settings import SETTINGS_OF, controls_of, url_query
+from core.sequences import forecast
+from core.nn import gradflow
+from core.exercises.bank import BANK
+from core.labs import SETTINGS_OF, controls_of, url_query
 from registry import cells, chart_pages, labs, page_params, page_paths
 from ui import common
 
@@ -35,7 +36,7 @@ def shape_problems(key: str, source: str, draws_charts: bool) -> list[str]:
     if module_calls:
         problems.append("calls something at import")
     if key not in SETTINGS_OF:
-        problems.append("its controls are not declared in core.lab_settings")
+        problems.append("its controls are not declared in core.labs")
     return problems
 
 
@@ -92,7 +93,7 @@ THROWAWAY_PAGE = textwrap.dedent('''
     import plotly.graph_objects as go
     import streamlit as st
 
-    from core.lab_settings import Forecasting as Settings, controls_of
+    from core.labs import Forecasting as Settings, controls_of
     from ui import url_state
     from ui.common import controls_beside_view, header
     from ui.plots import show, style
@@ -122,7 +123,7 @@ THROWAWAY_PAGE = textwrap.dedent('''
 
 
 def test_a_lab_added_by_the_recipe_is_covered_without_editing_a_list(tmp_path, monkeypatch):
-    from core import lab_settings
+    from core import labs as lab_settings
     page_file = tmp_path / "throwaway.py"
     page_file.write_text(THROWAWAY_PAGE)
     lab = common.Lab(str(page_file), "Throwaway", ":material/science:", "A lab made by the recipe.")
@@ -141,9 +142,9 @@ def test_a_lab_added_by_the_recipe_is_covered_without_editing_a_list(tmp_path, m
 
 
 def test_a_cell_added_by_the_recipe_is_covered_without_editing_a_list(monkeypatch):
-    from core import cells as registry_of_cells
-    from core import verify
-    from core.models import ModelSpec, RNNLM
+    from core.nn import cells as registry_of_cells
+    from core.nn import verify
+    from core.nn.models import ModelSpec, RNNLM
     cell = registry_of_cells.Cell("elman", "Elman RNN (test)", lambda n_in, h, layers, dropout: nn.RNN(
         n_in, h, num_layers=layers, batch_first=True))
     monkeypatch.setitem(registry_of_cells.CELLS, "elman", cell)                  # step 1: one Cell entry

@@ -26,7 +26,7 @@ def test_cell_page_runs_the_proof():
     summary = at.success[0].value
     passed = int(summary.split()[0])
     assert passed >= 40 and summary.endswith("0 failed")
-    from core import verify
+    from core.nn import verify
     from pages.rnn_cell import tol
     text, tolerances = " ".join(m.value for m in at.markdown), [r[2] for r in at.session_state["cell.results"]]
     assert f"no more than its tolerance: {tol(verify.TOL_ABS)}" in text     # the tolerances said are those used

@@ -1,4 +1,4 @@
-"""The chapter's Act 4 (core.passage) and the pieces the chapter added to core: the passage preset, its stored
+"""The chapter's Act 4 (core.lesson.passage) and the pieces the chapter added to core: the passage preset, its stored
 run, teacher forcing, the forecast from the end of the training range, and the fixed-window parameter count."""
 import json
 import math
@@ -8,9 +8,11 @@ import numpy as np
 import torch
 import pytest
 
-from core import cell_timing, forecast, param_counts, passage, passage_store
+from core.lesson import cell_timing, passage, store as passage_store
+from core.sequences import forecast
+from core.nn import param_counts
 from core.runs.config import PRESETS, TrainConfig
-from core.sampling import LanguageModel
+from core.nn.sampling import LanguageModel
 from core.runs.loop import train
 
 
@@ -86,7 +88,7 @@ def test_teacher_forcing_feeds_the_truth_and_free_running_its_own_guesses(passag
     assert tf.forced_accuracy == pytest.approx(np.mean([g == t for g, t in zip(tf.forced, text[10:])]))
     assert tf.forced_accuracy > 0.95     # it memorised the passage
     # the free-running guesses are exactly a greedy sample from the prefix
-    from core.sampling import sample
+    from core.nn.sampling import sample
     assert tf.free == sample(lm, text[:10], len(text) - 10, temperature=0.0).text
     half = train(replace(passage.config(0), epochs=15), text=corpus_text).lm
     tf_half = passage.teacher_forcing(half, text, prefix=10)
@@ -156,11 +158,11 @@ def test_the_book_split_reports_the_starting_training_perplexity():
 
 
 def test_the_gradient_s_reach_matches_autograd():
-    """core.passage.gradient_reach's hand-written backward pass, against torch's autograd on the same weights:
+    """core.lesson.passage.gradient_reach's hand-written backward pass, against torch's autograd on the same weights:
     the norm of d(last character's loss)/dH at every earlier state."""
-    from core.models import ModelSpec, RNNLM
-    from core.sampling import LanguageModel
-    from core.tokens import CharVocab
+    from core.nn.models import ModelSpec, RNNLM
+    from core.nn.sampling import LanguageModel
+    from core.text.tokens import CharVocab
     torch.manual_seed(0)
     vocab = CharVocab.build("abcdefgh ")
     for embed in (0, 5):

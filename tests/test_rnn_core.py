@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import torch
 
-from core import rnn_ref, verify
-from core.cells import CELLS, get_cell
-from core.models import ModelSpec, RNNLM, clip_gradients, load_reference_params
+from core.nn import rnn_ref, verify
+from core.nn.cells import CELLS, get_cell
+from core.nn.models import ModelSpec, RNNLM, clip_gradients, load_reference_params
 
 RESULTS = verify.run_checks()
 
@@ -173,7 +173,7 @@ def test_one_hot_input_gradients_are_bitwise_repeatable(cell):
 def test_log_probabilities_written_over_the_logits_and_the_target_positions():
     # The fused output layer's log-softmax overwrites its logits on the CPU: the same numbers as log_softmax into
     # a new tensor, bit for bit. Target positions: two sizes in a row (their column numbers are kept by size).
-    from core.fused import _log_probs_t, _target_positions
+    from core.nn.fused import _log_probs_t, _target_positions
     g = torch.Generator().manual_seed(3)
     weight, bias = torch.randn(28, 32, generator=g), torch.randn(28, generator=g)
     for n in (4096, 1000, 4096):

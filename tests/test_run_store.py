@@ -8,7 +8,7 @@ import pytest
 
 from core.runs import store
 from core.runs.config import TrainConfig
-from core.models import RNNLM
+from core.nn.models import RNNLM
 from test_training import SMALL, TEXT
 from core.runs.jobs import JobManager
 

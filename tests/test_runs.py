@@ -8,7 +8,7 @@ import torch
 
 from core.runs import saved as R
 from core.runs.config import TrainConfig
-from core.sampling import sample
+from core.nn.sampling import sample
 from core.runs.loop import train
 from test_training import SMALL, TEXT
 
@@ -90,7 +90,7 @@ def test_an_sgd_run_does_not_import_torchs_compiler():
 
 def test_a_training_process_leaves_a_core_and_the_label_says_how_many_threads(monkeypatch):
     import os
-    from core.runs.device import describe_device
+    from core.nn.device import describe_device
     from core.runs.worker import worker_threads
     monkeypatch.delenv("RNNLAB_WORKER_THREADS", raising=False)
     assert worker_threads() == max(1, (os.cpu_count() or 2) - 1)

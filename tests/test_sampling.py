@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 import torch
 
-from core import sampling
-from core.assets import load_pretrained
-from core.models import ModelSpec, RNNLM
-from core.sampling import LanguageModel, distribution
-from core.tokens import CharVocab
+from core.nn import probe, sampling
+from core.nn.weights import load_pretrained
+from core.nn.models import ModelSpec, RNNLM
+from core.nn.sampling import LanguageModel, distribution
+from core.text.tokens import CharVocab
 
 
 @pytest.fixture(scope="module")
@@ -75,11 +75,11 @@ def test_unknown_characters_are_reported():
 
 
 def test_hidden_states_shape(lm):
-    assert sampling.hidden_states(lm, "the time machine").shape == (len("the time machine"), 16)
+    assert probe.hidden_states(lm, "the time machine").shape == (len("the time machine"), 16)
 
 
 def test_memory_does_not_grow_with_length(lm):
-    """What the generator keeps (Python memory allocated in core/sampling.py and still held after n tokens) is the
+    """What the generator keeps (Python memory allocated in core/nn/sampling.py and still held after n tokens) is the
     same after 300 tokens and after 6,000: only the recurrent state is carried. Counted from the allocations made
     in that file, not the process's peak, which any other thread of the test process could raise."""
     def held(n):
@@ -121,7 +121,7 @@ def test_shipped_model_loads_and_samples():
 def test_shipped_model_perplexity_is_reproduced(corpus_file):
     from core.runs.pretrain import held_out_metrics
     from core.runs.config import TrainConfig
-    from core.dataset import prepare_data
+    from core.runs.data import prepare_data
     lm = load_pretrained()
     cfg = TrainConfig.from_dict(lm.meta["config"])
     data = prepare_data(cfg, corpus_file.read_text())
@@ -148,7 +148,7 @@ def test_stepper_matches_the_network(cell, layers, embed):
     with torch.no_grad():
         logits, _ = lm.net(torch.as_tensor(ids)[None])
     ref = torch.log_softmax(logits[0].double(), -1).numpy()
-    ours = sampling.log_probs(lm, ids)
+    ours = probe.log_probs(lm, ids)
     np.testing.assert_allclose(ours[1:], ref[np.arange(len(ids) - 1), ids[1:]], atol=1e-5)
 
 
@@ -156,17 +156,17 @@ def test_score_text_sums_the_log_probabilities():
     torch.manual_seed(2)
     vocab = CharVocab.build("abcdefghij ")
     lm = LanguageModel(RNNLM(ModelSpec(len(vocab), 12, "rnn", 0, 2)), vocab)
-    scored = sampling.score_text(lm, "Abc  Dé j")  # cleaned as the training text: "abc d j"
+    scored = probe.score_text(lm, "Abc  Dé j")  # cleaned as the training text: "abc d j"
     assert scored.text == "abc d j"
-    logp = sampling.log_probs(lm, lm.vocab.encode("abc d j"))
+    logp = probe.log_probs(lm, lm.vocab.encode("abc d j"))
     assert scored.tokens == list(scored.text) and len(scored.bits) == len(scored.text)
     np.testing.assert_allclose(scored.bits, -logp / np.log(2), rtol=1e-12)
     assert scored.bits_per_char == pytest.approx(scored.bits.sum() / len(scored.text))
     assert scored.perplexity == pytest.approx(float(np.exp(-logp.mean())))
     assert all(b > 0 for b in scored.bits)
-    empty = sampling.score_text(lm, "")
+    empty = probe.score_text(lm, "")
     assert empty.text == "" and len(empty.bits) == 0 and np.isnan(empty.bits_per_char)
-    unknown = sampling.score_text(lm, "xyz")
+    unknown = probe.score_text(lm, "xyz")
     assert unknown.text == "" and unknown.unknown == ["x", "y", "z"]
 
 

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from core import corpus, ngrams, param_counts, tokens
+from core.text import corpus, ngrams, tokens
+from core.nn import param_counts
 from apptest_util import metric, page
 
 SMALL = ("The Time Traveller (for so it will be convenient to speak of him) was expounding...\n" * 3 +

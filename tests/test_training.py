@@ -7,10 +7,10 @@ import pytest
 import torch
 
 from core.runs import loop as T
-from core.sampling import sample
+from core.nn.sampling import sample
 from core.runs.config import TrainConfig
-from core.dataset import batches, book_windows, prepare_data
-from core.models import perplexity
+from core.runs.data import batches, book_windows, prepare_data
+from core.nn.models import perplexity
 from registry import cells
 
 TEXT = ("the quick brown fox jumps over the lazy dog while the time traveller talks of the fourth dimension "

@@ -8,8 +8,9 @@ import time
 import pandas as pd
 import streamlit as st
 
-from core import cell_timing, gradflow
-from core.lab_settings import controls_of
+from core.lesson import cell_timing
+from core.nn import gradflow
+from core.labs import controls_of
 from typing import Callable
 
 import plotly.graph_objects as go
@@ -19,7 +20,7 @@ from ui.common import LABS, deeper, lab_link, learner_errors, time_left
 from ui.plots import show
 
 
-CLAIMS = (  # (claim, lab, link text, the lab's controls by their declared names in core.lab_settings)
+CLAIMS = (  # (claim, lab, link text, the lab's controls by their declared names in core.labs)
     ("Forecasts get worse with the horizon: each step ahead builds on the last guess, until far enough ahead "
      "the forecast does no better than guessing a constant.", "forecasting",
      "Push k to 64: its error reaches a constant guess's", {"tau": 4, "k": 64}),

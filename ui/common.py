@@ -142,9 +142,9 @@ def lab_link(lab: Lab | str, label: str, query: dict | None = None, icon: str | 
 
 
 def deeper(lab_key: str, text: str, **controls) -> None:
-    """A door into a lab, with its controls (by their declared names, core.lab_settings) set to show the point
+    """A door into a lab, with its controls (by their declared names, core.labs) set to show the point
     ("text: the X lab")."""
-    from core.lab_settings import url_query
+    from core.labs import url_query
     entry = lab(lab_key)
     lab_link(entry, f"{text}: the {entry.title} lab", url_query(lab_key, controls))
 

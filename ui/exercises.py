@@ -17,11 +17,12 @@ import time
 import pandas as pd
 import streamlit as st
 
-from core import exercises as core_ex
-from core.exercise_bank import BANK, for_lab
-from core.lab_settings import controls_of, url_query
+from core.exercises import types as core_ex
+from core.exercises.bank import BANK, for_lab
+from core.labs import controls_of, url_query
 from core.settings import short
-from core import classroom, exercise_cache
+from core import classroom
+from core.exercises import cache as exercise_cache
 from ui import learner, url_state
 from ui.common import plain, time_left
 
@@ -87,7 +88,7 @@ def hint(ex: core_ex.Exercise) -> None:
 @functools.lru_cache(maxsize=256)      # not st.cache_data: a training check draws its progress while it computes
 def solution(key: str, settings_json: str) -> core_ex.Solution:
     """An exercise run with these settings (the same settings give the same numbers: cached in this process, and
-    on disk for every process of the server and after a restart, core.exercise_cache)."""
+    on disk for every process of the server and after a restart, core.exercises.cache)."""
     return exercise_cache.solve(BANK[key], json.loads(settings_json))
 
 

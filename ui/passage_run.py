@@ -1,10 +1,10 @@
 """The chapter's "Retrain live": the passage run trained by the server's job manager (outside the page's
-script), and the stored run shown until then. Streamlit-side only; the run itself is core.passage."""
+script), and the stored run shown until then. Streamlit-side only; the run itself is core.lesson.passage."""
 from __future__ import annotations
 
 import streamlit as st
 
-from core import passage, passage_store
+from core.lesson import passage, store as passage_store
 from core.runs.jobs import Job
 from core.runs.record import HistoryRow
 from ui.session import job_manager, session_id

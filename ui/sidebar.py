@@ -1,7 +1,7 @@
 """Sidebar facts that are costly to compute, cached once per server process."""
 import streamlit as st
 
-from core.runs.device import describe_device
+from core.nn.device import describe_device
 from core.runs.worker import worker_threads
 from ui.session import job_manager
 

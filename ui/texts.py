@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import corpus, ngrams, tokens
+from core.text import corpus, ngrams, tokens
 from ui.common import plain
 
 UPLOAD_KEY = "_rnnlab_upload"
@@ -116,14 +116,14 @@ def bytes_per_token_sweep(text: str, sizes: tuple[int, ...]) -> list[dict]:
 @st.cache_data(show_spinner="Counting n-grams and scoring the pretrained RNN on the held-out tenth ...",
                max_entries=16)
 def ngram_vs_rnn(raw: str, alpha: float):
-    """core.ngram_lm.compare_with_model against the shipped character RNN: once per text and alpha."""
-    from core import ngram_lm
+    """core.text.probe.compare_with_model against the shipped character RNN: once per text and alpha."""
+    from core.nn import probe
     from ui.model_choice import pretrained
-    return ngram_lm.compare_with_model(pretrained(), raw, alpha)
+    return probe.compare_with_model(pretrained(), raw, alpha)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def bpe_merge_history(text: str, first: int):
     """The first merges of a 1,024-token BPE vocabulary trained on text, with their counts (once per text)."""
-    from core import bpe_merges
+    from core.text import bpe_merges
     return bpe_merges.merge_history(bpe(text, 1024), text, first)

@@ -1,6 +1,6 @@
 """Lab controls that live in the URL (st.query_params) as well as in the widgets.
 
-Every control is declared once (core.lab_settings: name, type, default, range or choices, label, help, widget,
+Every control is declared once (core.labs: name, type, default, range or choices, label, help, widget,
 URL key) and drawn here with draw(). Each starts from, in this order: the URL (when it carries a valid value,
 read with the declaration's own parser), the value the learner last chose on this page in this session, the
 default. A bad URL value shows a warning and falls back. After the widget is drawn its value is written back to
@@ -164,7 +164,7 @@ WIDGETS: dict[str, Callable] = {
 
 def draw(s: Setting, *, lo: float | None = None, hi: float | None = None, choices: Sequence | None = None,
          default: Any = None, **widget_options) -> Any:
-    """Draw a declared control (core.lab_settings), bound to the URL under its key, and return its value.
+    """Draw a declared control (core.labs), bound to the URL under its key, and return its value.
 
     lo, hi, choices and default narrow the declaration where they depend on something only the page knows
     (another control, the session's models); widget_options go to the Streamlit widget (format_func, disabled,

@@ -1,12 +1,12 @@
-"""Training runs: everything from a run's settings to its folder in the run store. No Streamlit here.
+"""Training runs: everything from a run's settings to its folder in the run store. Above core.nn and core.text;
+no Streamlit here.
 
   config.py     TrainConfig (every setting declared once) and the presets
   record.py     what a run is, as data: Status, HistoryRow, Progress, RunRecord (no torch)
   loop.py       the training loop, train(), in named steps
   budget.py     a run's memory estimate, checked before it starts
-  interrupt.py  a run's stop flag, polled inside long steps
   alloc.py      glibc keeps freed blocks during a run
-  device.py     cpu, cuda or auto
+  data.py       a run's data: the text as token ids, its splits, batches and validation windows
   saved.py      a saved run: safetensors + run.json + metrics.csv, and loading it back
   store.py      the run store: a folder per run (request, state, progress, stop, the saved run), cleanup
   worker.py     one run, trained into the store (a process of its own, a thread or a Ray task)

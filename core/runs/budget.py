@@ -6,8 +6,8 @@ from pathlib import Path
 
 import torch
 
-from core.cells import get_cell
-from core.param_counts import model_parameters
+from core.nn.cells import get_cell
+from core.nn.param_counts import model_parameters
 from core.runs.alloc import kept_bytes
 from core.runs.config import TrainConfig
 

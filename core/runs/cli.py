@@ -13,8 +13,8 @@ import sys
 import threading
 
 from core.runs.config import PRESETS, SETTINGS, with_overrides
-from core.corpus import load_corpus
-from core.runs.device import DEVICES
+from core.text.corpus import load_corpus
+from core.nn.device import DEVICES
 from core.runs.saved import check_writable, save_run
 from core.runs.loop import train
 from core.runs.record import Progress

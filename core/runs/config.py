@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Literal, Sequence
 
-from core.cells import CELL_NAMES, CELLS
-from core.corpus import CLEANINGS
-from core.runs.device import DEVICES
-from core.models import ModelSpec
+from core.nn.cells import CELL_NAMES, CELLS
+from core.text.corpus import CLEANINGS
+from core.nn.device import DEVICES
+from core.nn.models import ModelSpec
 from core.settings import Setting, as_text, declared, setting, short
 
 DATA, MODEL, OPTIMISATION = "Data", "Model", "Optimisation"   # the form's sections, in order
@@ -45,7 +45,7 @@ class TrainConfig:
         group=DATA, words={"fresh": "fresh zero state", "detach": "carry state (detach)"},
         only_when=("split", ("whole",)))
     cell: Literal[CELL_NAMES] = setting(
-        "rnn", "Cell", "The recurrent cell (core.cells).", group=MODEL, widget="select",
+        "rnn", "Cell", "The recurrent cell (core.nn.cells).", group=MODEL, widget="select",
         words={name: c.label for name, c in CELLS.items()})
     hidden_size: int = setting(32, "Hidden units", "Size of the hidden state.", lo=1, hi=2048, group=MODEL)
     embed_dim: int = setting(0, "Embedding (0 = one-hot)", lo=0, hi=1024, group=MODEL)

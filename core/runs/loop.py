@@ -4,7 +4,7 @@ train() reads as the steps of a run: prepare the data, build the model, then epo
 minibatch steps (forward, loss, backward, clip, update), a validation pass and a sample after each epoch.
 Progress goes to a callback (no printing, no UI code here); a threading.Event stops a run between steps.
 A diverging run ends with the last good weights; a stopped run keeps everything learned.
-Settings: core.config. Data: core.dataset. Saved runs: core.runs. Command line: core.runs.cli.
+Settings: core.config. Data: core.runs.data. Saved runs: core.runs. Command line: core.runs.cli.
 """
 from __future__ import annotations
 
@@ -20,12 +20,12 @@ from core.runs.alloc import keep_freed_memory, release_freed_memory
 from core.runs.budget import check_fits, chunk_windows, largest_block
 from core.runs.config import TrainConfig
 from core.runs.record import HistoryRow, Progress, RunRecord, Status
-from core.corpus import load_corpus
-from core.dataset import Data, batches, book_windows, prepare_data, steps_per_epoch
-from core.runs.device import resolve_device
-from core.runs.interrupt import Interrupted, interruptible
-from core.models import RNNLM, clip_gradients, detach_state, perplexity
-from core.sampling import LanguageModel, sample
+from core.text.corpus import load_corpus
+from core.runs.data import Data, batches, book_windows, prepare_data, steps_per_epoch
+from core.nn.device import resolve_device
+from core.nn.interrupt import Interrupted, interruptible
+from core.nn.models import RNNLM, clip_gradients, detach_state, perplexity, stream_cross_entropy
+from core.nn.sampling import LanguageModel, sample
 
 LN2 = math.log(2.0)
 
@@ -164,23 +164,6 @@ def evaluate(net: RNNLM, data: Data, config: TrainConfig, device: torch.device, 
         total, count = stream_cross_entropy(net, data.val_ids, device, streams, chunk=256)
     net.train()
     return total / count
-
-
-@torch.no_grad()
-def stream_cross_entropy(net: RNNLM, ids: torch.Tensor, device, streams: int = 1, chunk: int = 256):
-    """Summed cross-entropy and count of predicting ids[1:] from ids[:-1], the state carried throughout
-    (the text is cut into `streams` equal pieces evaluated in parallel; streams=1 is exact carry)."""
-    was_training = net.training
-    net.eval()
-    L = (len(ids) - 1) // streams
-    xs = ids[: streams * L].view(streams, L).to(device)
-    ys = ids[1: streams * L + 1].view(streams, L).to(device)
-    state, total = None, 0.0
-    for i in range(0, L, chunk):
-        loss, state = net.loss(xs[:, i: i + chunk], ys[:, i: i + chunk], state, reduction="sum")
-        total += float(loss)
-    net.train(was_training)
-    return total, streams * L
 
 
 class LastGood:

@@ -16,11 +16,12 @@ import time
 import torch
 
 from core.assets import ASSETS, META, WEIGHTS
-from core.corpus import CORPUS_SHA1, load_corpus, sha1_of
+from core.text.corpus import CORPUS_SHA1, load_corpus, sha1_of
 from core.runs.config import TrainConfig, with_overrides
-from core.dataset import prepare_data
+from core.runs.data import prepare_data
 from core.runs.saved import check_writable, run_metadata, weights_bytes
-from core.runs.loop import LN2, stream_cross_entropy, train
+from core.nn.models import stream_cross_entropy
+from core.runs.loop import LN2, train
 from core.runs.cli import progress_bar
 
 COMMAND = "python -m core pretrain"

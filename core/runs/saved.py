@@ -1,5 +1,5 @@
 """Saved runs: weights as safetensors (never pickle), settings and history as JSON, metrics as CSV, a .zip of
-all three for downloading, and loading a model back from them."""
+all three for downloading, and loading a run's model back (core.nn.weights rebuilds it)."""
 from __future__ import annotations
 
 import csv
@@ -9,14 +9,12 @@ import os
 import zipfile
 from pathlib import Path
 
-import torch
-from safetensors.torch import load as st_load, save as st_save
+from safetensors.torch import save as st_save
 
 from core import __version__
-from core.runs.device import resolve_device
-from core.models import ModelSpec, RNNLM
-from core.sampling import LanguageModel
-from core.tokens import vocab_from_dict
+from core.nn.models import RNNLM
+from core.nn.sampling import LanguageModel
+from core.nn.weights import load_model
 
 FORMAT = "rnnlab-run/1"
 METRIC_COLUMNS = ["epoch", "step", "train_ppl", "val_ppl", "val_bpb", "elapsed", "tokens_per_s"]
@@ -108,27 +106,6 @@ def run_zip(result) -> bytes:
         z.writestr("run.json", json.dumps(run_metadata(result), indent=1))
         z.writestr("metrics.csv", metrics_csv(result.history))
     return buf.getvalue()
-
-
-def load_model(weights: bytes, meta: dict, device: str = "cpu") -> LanguageModel:
-    """Rebuild a LanguageModel from safetensors bytes and its JSON metadata (never unpickles)."""
-    if not isinstance(meta, dict) or "model" not in meta or "vocab" not in meta:
-        raise ValueError("The run's JSON lacks 'model' or 'vocab': not an RNN Lab run.")
-    spec = ModelSpec.from_dict(meta["model"])
-    vocab = vocab_from_dict(meta["vocab"])
-    if len(vocab) != spec.vocab_size:
-        raise ValueError(f"The vocabulary has {len(vocab)} tokens but the model expects {spec.vocab_size}.")
-    try:
-        tensors = st_load(weights)
-    except Exception as exc:
-        raise ValueError(f"The weights file is not valid safetensors ({exc}).") from None
-    net = RNNLM(spec)
-    try:
-        net.load_state_dict(tensors, strict=True)
-    except RuntimeError as exc:
-        raise ValueError(f"The weights do not fit the model described in the JSON: {str(exc).splitlines()[0]}") from None
-    net.to(resolve_device(device) if device in ("auto", "cuda") else torch.device("cpu"))
-    return LanguageModel(net, vocab, meta.get("cleaning", "letters"), meta)
 
 
 def load_run(run_dir: str | Path, device: str = "cpu") -> LanguageModel:

@@ -26,7 +26,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.corpus import cache_dir
+from core.text.corpus import cache_dir
 from core.runs.config import TrainConfig
 from core.runs.record import Progress, RunRecord, Status, rows_from
 

@@ -71,7 +71,7 @@ def run(request: dict, stop: threading.Event | None = None, server_gone: threadi
     file, or from `stop` (set with `server_gone` when the server that started the process is gone). A stop that
     comes before the first step ends the run at once, with nothing to save. Returns the run's final state
     {"status", "message"}."""
-    from core.dataset import prepare_data
+    from core.runs.data import prepare_data
     from core.runs import store
     from core.runs.config import TrainConfig
     from core.runs.loop import train
@@ -117,7 +117,7 @@ def main() -> int:
     lower_priority()
     leave_a_core()
     sys.stdout = sys.stderr   # nothing of this process belongs on stdout
-    import core.dataset       # noqa: F401  the slow imports first: a warm worker has them done before its request
+    import core.runs.data       # noqa: F401  the slow imports first: a warm worker has them done before its request
     import core.runs.loop     # noqa: F401
     import torch._dynamo      # noqa: F401  torch.optim's Adam imports it on first use (about a second)
     line = sys.stdin.readline()

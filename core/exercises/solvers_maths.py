@@ -1,0 +1,279 @@
+"""Solvers of the exercises on the labs' maths (forecasting, tokens, the RNN cell, gradient flow): each runs core
+code with the exercise's settings and returns a Solution built from that run's numbers (core.exercises.bank
+pairs them with their questions)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from core.nn import cell_demo, gradflow, param_counts
+from core.sequences import forecast
+from core.text import ngrams, tokens
+from core.exercises.types import Solution
+
+# --- Forecasting -------------------------------------------------------------------------------------------
+
+def _series(s: dict) -> np.ndarray:
+    return forecast.make_series(s.get("T", 1000), s.get("sigma", 0.2), s.get("seed", 0))
+
+
+def _forecast(s: dict, x: np.ndarray | None = None) -> forecast.Analysis:
+    return forecast.analyse(_series(s) if x is None else x, s["tau"], s.get("n_train", 600), s["k"])
+
+
+def horizon_ratio(s: dict) -> Solution:
+    a = _forecast(s)
+    ratio = a.k_ratio
+    answer = "about the same" if ratio < 1.5 else "2 to 5 times larger" if ratio <= 5 else "more than 5 times larger"
+    return Solution(answer, f"With τ = {s['tau']} the one-step test error is {a.test_mse:.4f} and the {s['k']}-step "
+                            f"error {a.k_mse:.4f}: {ratio:.2f} times " + ("larger. Each of the " + str(s['k']) +
+                            " steps builds on the last guess, so the errors compound." if ratio >= 1.5 else
+                            "the one-step error: this far ahead the guesses have not yet drifted much."),
+                    {"one-step MSE": a.test_mse, f"{s['k']}-step MSE": a.k_mse, "ratio": ratio})
+
+
+def longer_window(s: dict) -> Solution:
+    x = _series(s)
+    short, long = _forecast(s, x), _forecast({**s, "tau": s["tau_long"]}, x)
+    better = long.k_mse < short.k_mse
+    return Solution("yes" if better else "no",
+                    f"{s['k']}-step test error: {short.k_mse:.4f} with τ = {s['tau']}, {long.k_mse:.4f} with "
+                    f"τ = {s['tau_long']}. " + ("The longer window averages out more noise before it extrapolates."
+                                                if better else "The longer window does not help here."),
+                    {f"τ = {s['tau']}": short.k_mse, f"τ = {s['tau_long']}": long.k_mse})
+
+
+def settles_at(s: dict) -> Solution:
+    x = _series(s)
+    a = _forecast(s, x)
+    w, b, rest = a.model.weights, a.model.bias, a.fixed_point
+    moving = (f"still moving by {a.still_moving:.4f} over its last 50 steps, on its way there" if a.still_moving > 1e-3
+              else "at rest there")
+    return Solution(rest, f"Fed nothing but its own guesses from t = {s.get('n_train', 600)}, the forecast comes "
+                          "to rest "
+                          f"where x = (sum of weights)·x + bias: the fitted weights sum to {w.sum():.4f} and the bias "
+                          f"is {b:.4f}, so x = {b:.4f} / (1 − {w.sum():.4f}) = {rest:.3f}. At the end of the series "
+                          f"(t = {len(x)}) it reads {a.settles_at:.3f}, {moving}; the data keeps swinging between "
+                          "about -1 and 1.",
+                    {"fixed point": rest, "sum of weights": float(w.sum()), "bias": b,
+                     f"forecast at t = {len(x)}": a.settles_at},
+                    {a.settles_at: f"{a.settles_at:.3f} is where the forecast is at t = {len(x)}, still on its way; "
+                                   "it comes to rest at the fixed point."} if a.still_moving > 1e-3 else {})
+
+
+def window_without_noise(s: dict) -> Solution:
+    """The book's 9.1 exercise: without noise, the smallest window whose AR fit predicts the sine exactly."""
+    x = forecast.make_series(s.get("T", 1000), 0.0, 0)
+    errors = {tau: forecast.analyse(x, tau, 600, 1).test_mse for tau in range(1, 5)}
+    exact = next((tau for tau, e in errors.items() if e < 1e-12), None)
+    answer = float(exact) if exact is not None else math.nan
+    worded = ", ".join(f"τ = {tau}: {e:.2g}" for tau, e in errors.items())
+    return Solution(answer, f"Without noise, the one-step test error of the fitted AR(τ) is {worded}. " +
+                    (f"From τ = {exact} it is zero to rounding: a sine obeys x_t = 2 cos(0.01) x_(t-1) - x_(t-2), so "
+                     "two past values pin down the next one exactly." if exact is not None else
+                     "No window up to 4 predicts it exactly."),
+                    {f"test MSE, τ = {tau}": e for tau, e in errors.items()},
+                    {1.0: "One value cannot tell a rising sine from a falling one at the same height."})
+
+
+# --- Text to tokens ----------------------------------------------------------------------------------------
+
+def ngram_table_power(s: dict) -> Solution:
+    V, k = s["V"], s["k"]
+    power = math.log10(param_counts.ngram_table_size(V, k))
+    digits = math.log10(V)
+    return Solution(power, f"A table over {k} tokens of context needs a probability for each next token after "
+                           f"each context: |V|^{k + 1} = {V:,}^{k + 1} = 10^{power:.4g} entries.",
+                    {"entries (power of ten)": power},
+                    {k * digits: f"{k * digits:g} is |V|^{k}, the contexts alone: each context needs a probability "
+                                 f"for every next token too, |V|^{k + 1}.",
+                     (k - 1) * digits: f"{(k - 1) * digits:g} is |V|^{k - 1}: the context is {k} tokens, and the table "
+                                       f"also needs the next one, |V|^{k + 1}.",
+                     float(k + 1): f"{k + 1} is how many tokens one entry covers; the table has |V|^{k + 1} "
+                                   "entries, a power of ten this many times the digits of |V|."})
+
+
+def rnn_parameters(s: dict) -> Solution:
+    V, d, h = s["V"], s.get("d", 0), s["h"]
+    terms = param_counts.rnn_parameter_terms(V, d, h)
+    total = sum(terms.values())
+    parts = ", ".join(f"{k.split(' (')[0]} {v:,}" for k, v in terms.items())
+    one_hot = sum(param_counts.rnn_parameter_terms(V, 0, h).values())
+    slips = {float(total - h - V): f"{total - h - V:,} leaves out the biases b_h ({h:,}) and b_q ({V:,})."}
+    if d:
+        slips[float(one_hot)] = (f"{one_hot:,} counts one-hot inputs (W_xh of {V:,} × {h}); here each token is first "
+                                 f"looked up in an embedding table of {V:,} × {d}, then W_xh is {d} × {h}.")
+        slips[float(total - V * d)] = f"{total - V * d:,} leaves out the embedding table ({V:,} × {d} = {V * d:,})."
+    return Solution(float(total), f"{parts}: {total:,} in all, whatever the length of the context.", terms, slips)
+
+
+def coverage_share(s: dict) -> Solution:
+    from core.text.corpus import clean, load_corpus
+    text = clean(load_corpus(), "letters")
+    vocab = tokens.CharVocab.build(text)
+    cov = ngrams.ngram_coverage(vocab.encode(text), s["n"])[-1]
+    pct = 100 * cov.share
+    answer = "under 1%" if pct < 1 else "1% to 10%" if pct < 10 else "10% to 50%" if pct < 50 else "over 50%"
+    return Solution(answer, f"The book shows {cov.distinct:,} distinct {s['n']}-grams of the {cov.possible:,} that its "
+                            f"{cov.symbols} token types could form: {pct:.2f}%.", {"share (%)": pct})
+
+
+# --- RNN cell ----------------------------------------------------------------------------------------------
+
+def state_size(s: dict) -> Solution:
+    short, long = cell_demo.read_word(s["short"], s["h"]), cell_demo.read_word(s["long"], s["h"])
+    n_short, n_long = short.cache.H[-1].shape[-1], long.cache.H[-1].shape[-1]
+    same = n_short == n_long
+    return Solution(float(n_long), f"Reading '{s['short']}' ({short.steps} steps) the state holds {n_short} numbers; "
+                                   f"reading '{s['long']}' ({long.steps} steps) it holds {n_long}. " +
+                    ("The state is overwritten at every step, never appended to." if same else
+                     "The state grew with the text."),
+                    {"state after the short word": n_short, "state after the long word": n_long},
+                    {float(long.steps): f"{long.steps} is the number of steps it read; the state is overwritten at "
+                                        "each step, not lengthened.",
+                     float(n_long * long.steps): f"{n_long * long.steps} is {n_long} numbers for every step: the "
+                                                 "state is not appended to."})
+
+
+def lookup_is_a_row(s: dict) -> Solution:
+    run = cell_demo.read_word(s["word"], s["h"])
+    look = cell_demo.one_hot_lookup(run, s["t"])
+    row_sum = run.params["W_xh"].sum(axis=0)
+    answer = "a row of W_xh" if look.difference == 0 else "the sum of W_xh's rows" \
+        if np.allclose(look.product, row_sum) else "something else"
+    return Solution(answer, f"At step {s['t']} the product X_t·W_xh and row {look.token_id} of W_xh differ by at most "
+                            f"{look.difference:.1e}" + (": the single 1 in the one-hot row picks that row." if
+                                                        answer == "a row of W_xh" else "."),
+                    {"largest difference from the row": look.difference,
+                     "largest difference from the sum of rows": float(np.max(np.abs(look.product - row_sum)))})
+
+
+def shared_matrices(s: dict) -> Solution:
+    """Recompute every step from the previous state with the one W_hh the network holds: if each matches the
+    forward pass, one matrix served every step."""
+    run = cell_demo.read_word(s["word"], s["h"])
+    p, worst = run.params, 0.0
+    for t in range(1, run.steps + 1):
+        step = run.step(t)
+        again = np.tanh(step.X @ p["W_xh"] + step.H_prev @ p["W_hh"] + p["b_h"])
+        worst = max(worst, float(np.max(np.abs(again - step.H))))
+    distinct = 1.0 if worst < 1e-12 else float(run.steps)
+    return Solution(distinct, f"Recomputing each of the {run.steps} steps of '{s['word']}' from the previous state "
+                              f"with the network's one W_hh reproduces the forward pass to {worst:.1e}" +
+                    (": the same matrix is reused at every step, which is also why its gradient is a sum over "
+                     "steps." if distinct == 1 else ": the steps did not all use that matrix."),
+                    {"steps": run.steps, "largest mismatch": worst},
+                    {float(run.steps): f"{run.steps} is one per step, but every arrow carries the same W_hh.",
+                     float(run.steps + 1): f"{run.steps + 1} counts the letters; the arrows all carry one W_hh."})
+
+
+def output_size(s: dict) -> Solution:
+    """The book's exercise 1: the output layer scores every token of the vocabulary, counted from the corpus."""
+    from core.text.corpus import clean, load_corpus
+    vocab = tokens.CharVocab.build(clean(load_corpus(), "letters"))
+    V = len(vocab)
+    letters = sum(t.isalpha() for t in vocab.idx_to_token)
+    return Solution(float(V), f"The cleaned book has {V} tokens: {letters} letters, the space and one id for anything "
+                              f"unknown. At each step the output layer gives each of them a score (O_t has {V} "
+                              "numbers per example), and softmax turns the scores into the next character's "
+                              "probabilities.", {"tokens": V},
+                    {float(V - 1): f"{V - 1} leaves out the id for unknown characters, which is a token too.",
+                     float(letters): f"{letters} counts the letters only: the space and the unknown id are tokens too.",
+                     1.0: f"1 would be a single guess; the model gives every one of the {V} tokens a probability."})
+
+
+def reaches_back(s: dict) -> Solution:
+    """The book's exercise 2: change only the first character and see the last state move, with a state that
+    stays h numbers long."""
+    from core.nn import rnn_ref
+    vocab = tokens.CharVocab([tokens.UNK] + sorted(set("abcdefghijklmnopqrstuvwxyz ")))
+    params = rnn_ref.init_params(len(vocab), s["h"], None, seed=0, scale=1.0)
+    text, other = s["text"], s["swap"] + s["text"][1:]
+    finals = [rnn_ref.forward(params, vocab.encode(t)[None, :]).H[-1][0] for t in (text, other)]
+    moved = float(np.max(np.abs(finals[0] - finals[1])))
+    answer = "its hidden state carries a summary of every earlier token forward" if moved > 1e-9 else \
+        "it keeps every earlier token in memory"
+    return Solution(answer, f"Reading {text!r} and {other!r}, which differ only in their first character, the state "
+                            f"after the last of the {len(text)} steps differs by up to {moved:.3g}, and it is "
+                            f"{finals[0].shape[0]} numbers either way: the first character still reaches the last "
+                            "prediction, through a state of fixed size that each step rewrites.",
+                    {"largest change in the last state": moved, "state size": int(finals[0].shape[0])})
+
+
+# --- Gradient flow -----------------------------------------------------------------------------------------
+
+def thirty_steps_back(s: dict) -> Solution:
+    W = gradflow.recurrent_matrix(s["n"], s["scale"], "orthogonal", 0)
+    norms = gradflow.linear_gradient_norms(W, s["T"])
+    return Solution(float(norms[-1]), f"An orthogonal W_hh times {s['scale']:g} has every |eigenvalue| = "
+                                      f"{gradflow.spectral_radius(W):.3f}; {s['T']} steps back the linear gradient's "
+                                      f"norm is {norms[-1]:.4f} ({s['scale']:g}^{s['T']} = {s['scale'] ** s['T']:.4f}).",
+                    {"norm after T steps": float(norms[-1]), "ρ": gradflow.spectral_radius(W)})
+
+
+def clipping_restores(s: dict) -> Solution:
+    a = gradflow.analyse(s["n"], s["scale"], s["T"], theta=s["theta"])
+    before, after = gradflow.distant_share(a.shown), gradflow.distant_share(a.clipped)
+    same = math.isclose(before, after, rel_tol=1e-9, abs_tol=1e-300)
+    return Solution("no" if same else "yes",
+                    f"The older half of the steps carries {100 * before:.3g}% of the squared gradient before "
+                    f"clipping and {100 * after:.3g}% after: clipping multiplied every step by the same "
+                    f"{a.clip_factor:.3g}, so each step's share " + ("is unchanged." if same else "changed."),
+                    {"share before (%)": 100 * before, "share after (%)": 100 * after})
+
+
+def long_sequences(s: dict) -> Solution:
+    """The book's exercise 5: backpropagating through many steps multiplies the gradient by W_hh^T once per step."""
+    norms = {scale: float(gradflow.linear_gradient_norms(gradflow.recurrent_matrix(s["n"], scale, "orthogonal", 0),
+                                                         s["T"])[-1]) for scale in (s["low"], s["high"])}
+    low, high = norms[s["low"]], norms[s["high"]]
+    answer = "the gradient vanishes or explodes over the steps" if low < 1e-3 and high > 1e3 else "nothing changes"
+    return Solution(answer, f"{s['T']} steps back through a linear RNN, the gradient's norm is {low:.3g} with ρ = "
+                            f"{s['low']:g} and {high:.3g} with ρ = {s['high']:g} (it starts at 1): it is multiplied "
+                            "by the recurrent matrix once per step. Clipping (this chapter) tames the explosion; "
+                            "gated cells, LSTM and GRU in the next chapter, keep a path along which the gradient "
+                            "neither shrinks nor grows; attention, later, reaches every earlier token directly.",
+                    {f"norm with ρ = {s['low']:g}": low, f"norm with ρ = {s['high']:g}": high})
+
+
+def _symmetric(eigenvalues: list[float], seed: int = 0) -> np.ndarray:
+    Q, _ = np.linalg.qr(np.random.default_rng(seed).standard_normal((len(eigenvalues), len(eigenvalues))))
+    return Q @ np.diag(eigenvalues) @ Q.T
+
+
+def power_eigenvalue(s: dict) -> Solution:
+    """The book's 9.7 exercise 1: M^k has eigenvalues lambda_i^k, here read off numpy's M^k."""
+    M = _symmetric(s["eigenvalues"])
+    Mk = np.linalg.matrix_power(M, s["k"])
+    top = float(np.max(np.abs(np.linalg.eigvalsh(Mk))))
+    return Solution(top, f"numpy's eigenvalues of M^{s['k']} are " + ", ".join(
+        f"{v:.4g}" for v in sorted(np.linalg.eigvalsh(Mk), key=abs, reverse=True)) +
+        f": each eigenvalue of M to the power {s['k']} (" + ", ".join(f"{v:g}^{s['k']}" for v in s["eigenvalues"]) +
+        "), so the largest one grows or shrinks fastest.", {f"largest |eigenvalue| of M^{s['k']}": top},
+        {float(max(map(abs, s["eigenvalues"]))) * s["k"]: "That multiplies the eigenvalue by k; M^k raises it to "
+                                                           "the power k."})
+
+
+def power_alignment(s: dict) -> Solution:
+    """The book's 9.7 exercise 2: M^k x turns towards the eigenvector of the largest |eigenvalue|."""
+    M = _symmetric(s["eigenvalues"])
+    vals, vecs = np.linalg.eigh(M)
+    top = vecs[:, np.argmax(np.abs(vals))]
+    x = np.random.default_rng(1).standard_normal(len(vals))
+    y = np.linalg.matrix_power(M, s["k"]) @ x
+    cos_x, cos_y = (abs(float(v @ top)) / float(np.linalg.norm(v)) for v in (x, y))
+    answer = "the eigenvector of the largest |eigenvalue|" if cos_y > 0.99 else "x's own direction" \
+        if abs(float(y @ x)) / (np.linalg.norm(y) * np.linalg.norm(x)) > 0.99 else "no particular direction"
+    return Solution(answer, f"A random x makes an angle whose cosine is {cos_x:.3f} with the top eigenvector; "
+                            f"M^{s['k']} x has cosine {cos_y:.6f} with it. Each multiplication scales the "
+                            "top component most, so the others fade: for an RNN, the gradient sent back many "
+                            "steps ends up along one direction, whatever the loss asked for.",
+                    {"cosine before": cos_x, f"cosine after M^{s['k']}": cos_y})
+
+
+def linear_regime(s: dict) -> Solution:
+    a = gradflow.analyse(s["n"], s["scale"], s["T"], use_tanh=False)
+    return Solution(a.regime, f"ρ = {a.rho:.3f}; after {s['T']} steps the linear gradient's norm is "
+                              f"{a.linear[-1]:.3g}, which counts as {a.regime}.",
+                    {"ρ": a.rho, "norm after T": float(a.linear[-1])})

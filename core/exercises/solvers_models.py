@@ -1,0 +1,151 @@
+"""Solvers of the exercises on trained models (sampling from the pretrained RNN, training runs, the chapter's
+passage run): each runs the real model or loop with the exercise's settings and returns a Solution built from that
+run's numbers (core.exercises.bank pairs them with their questions)."""
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from core.exercises.types import Solution, report
+
+# --- Sampling ----------------------------------------------------------------------------------------------
+
+def _pretrained():
+    from core.nn.weights import load_pretrained
+    return load_pretrained()
+
+
+def cold_temperature(s: dict) -> Solution:
+    from core.nn.sampling import sample
+    lm = _pretrained()
+    greedy = sample(lm, s["prefix"], s["length"], temperature=0.0).text
+    cold = [sample(lm, s["prefix"], s["length"], temperature=s["temperature"], seed=seed).text for seed in range(3)]
+    same = all(c == greedy for c in cold)
+    answer = "the likeliest character every time (greedy)" if same else "random characters"
+    return Solution(answer, f"At T = {s['temperature']:g}, three samples with different seeds all read "
+                            f"{cold[0][:40]!r}…, the same as greedy decoding: dividing the scores by a tiny T makes "
+                            "the largest one win with probability almost 1." if same else
+                            f"At T = {s['temperature']:g} the samples differ from greedy decoding.",
+                    {"samples equal to greedy": sum(c == greedy for c in cold)})
+
+
+def top_k_one(s: dict) -> Solution:
+    from core.nn.sampling import sample
+    lm = _pretrained()
+    greedy = sample(lm, s["prefix"], s["length"], temperature=0.0).text
+    k1 = sample(lm, s["prefix"], s["length"], temperature=s["temperature"], top_k=1, seed=s["seed"]).text
+    answer = "yes" if k1 == greedy else "no"
+    return Solution(answer, f"At T = {s['temperature']:g} with top-k = 1: {k1[:40]!r}…; "
+                            f"greedy: {greedy[:40]!r}…. " +
+                    ("The same text: with one character left to draw from, the temperature has nothing to "
+                     "spread over." if k1 == greedy else "The texts differ."), {"identical": k1 == greedy})
+
+
+def greedy_surprisal(s: dict) -> Solution:
+    from core.nn.sampling import sample
+    lm = _pretrained()
+    out = sample(lm, s["prefix"], s["length"], temperature=s["temperature"], seed=s.get("seed", 0))
+    bits = float(out.surprisal_bits.mean())
+    answer = "under 1 bit" if bits < 1 else "1 to 3 bits" if bits <= 3 else "over 3 bits"
+    return Solution(answer, f"The model's own mean surprisal of its {s['length']} characters at T = "
+                            f"{s['temperature']:g} is {bits:.3f} bits per character (a uniform guess over "
+                            f"{len(lm.vocab)} characters would cost {math.log2(len(lm.vocab)):.2f}).",
+                    {"bits per character": bits})
+
+
+# --- Training and the chapter's passage run ------------------------------------------------------------------
+
+def untrained_perplexity(s: dict) -> Solution:
+    """The book preset's training perplexity before any step: the model built and scored, no epoch trained."""
+    from core.text.corpus import load_corpus
+    from core.runs.data import prepare_data
+    from core.nn.models import perplexity
+    from core.runs.config import PRESETS
+    from core.nn.device import resolve_device
+    from core.runs.loop import build_model, evaluate
+    cfg = replace(PRESETS["book"].config, num_train=s["windows"], num_val=100, epochs=1, hidden_size=s["h"],
+                  seed=s.get("seed", 0))
+    data, device = prepare_data(cfg, load_corpus()), resolve_device(cfg.device)
+    V = len(data.vocab)
+    start = perplexity(evaluate(build_model(cfg, V, device), data, cfg, device, part="train"))
+    gap = abs(start - V) / V
+    return Solution(start, f"Before the first step the perplexity on the training windows is {start:.3f}, against "
+                           f"{V} for a perfectly uniform guess over the {V} tokens, {100 * gap:.2g}% apart: " +
+                    ("the random weights give every character almost the same probability." if gap < 0.05 else
+                     "the random weights already favour some characters."),
+                    {"perplexity at epoch 0": start, "tokens": V},
+                    {math.log(V): f"{math.log(V):.3f} is ln {V}, the cross-entropy in nats; perplexity is e to that."})
+
+
+def _passage(s: dict, **overrides):
+    """The passage run with the exercise's seed and these changes: the chapter's stored run (what Act 4 shows)
+    when that is the same run, else trained now (with progress for the page)."""
+    from core.lesson import passage
+    from core.text.corpus import load_corpus
+    from core.runs.loop import train
+    cfg = replace(passage.config(s.get("seed", 0)), **overrides)
+    baked = _stored_passage(cfg)
+    if baked is not None:
+        return baked
+    return train(cfg, text=load_corpus(), on_progress=report, report_every=0.25)
+
+
+def slow_learning_rate(s: dict) -> Solution:
+    r = _passage(s, lr=s["lr"])
+    best = min(row.train_ppl for row in r.history)
+    return Solution("yes" if best < 2 else "no",
+                    f"With learning rate {s['lr']:g}, the passage run's training perplexity goes from "
+                    f"{r.history[0].train_ppl:.1f} to {r.history[-1].train_ppl:.2f} in 60 epochs (lowest "
+                    f"{best:.2f}).", {"lowest perplexity": best})
+
+
+def _stored_passage(cfg):
+    """The chapter's stored passage run when cfg is its configuration (no retraining of a run the page already
+    has); None otherwise, or when it cannot be read."""
+    from core.lesson import store as passage_store
+    try:
+        baked = passage_store.load_baked()
+    except ValueError:
+        return None
+    return baked if baked.meta.get("config") == cfg.to_dict() else None
+
+
+def _passage_model(s: dict, epochs: int):
+    """The passage run's model after `epochs` epochs: the stored run's weights at that epoch where it kept them
+    (a shorter run with the same seed passes through the very same weights), else trained now."""
+    from core.lesson import passage
+    baked = _stored_passage(passage.config(s.get("seed", 0)))
+    if baked is not None and epochs in baked.models:
+        return baked.models[epochs]
+    return _passage(s, epochs=epochs).lm
+
+
+def passage_held_out(s: dict) -> Solution:
+    from core.lesson.store import Baked
+    run = _passage(s)
+    history = run.history
+    first, last = history[0].val_ppl, history[-1].val_ppl
+    where = " (the stored run Act 4 shows)" if isinstance(run, Baked) else ""
+    answer = "higher" if last > 1.1 * first else "lower" if last < first / 1.1 else "about the same"
+    return Solution(answer, f"On the text after the passage, perplexity goes from {first:.1f} before training to "
+                            f"{last:.1f} after {history[-1].epoch} epochs{where}, while on the passage itself it falls "
+                            f"to {history[-1].train_ppl:.2f}: " + ("it memorised, it did not learn English." if
+                                                                   answer == "higher" else
+                                                                   "it learnt something general."),
+                    {"held-out before": first, "held-out after": last})
+
+
+def forcing_or_free(s: dict) -> Solution:
+    from core.lesson import passage
+    from core.text.corpus import load_corpus
+    lm = _passage_model(s, s["epochs"])
+    tf = passage.teacher_forcing(lm, passage.passage(load_corpus()))
+    answer = "teacher forcing" if tf.forced_accuracy > tf.free_accuracy else "free running" \
+        if tf.free_accuracy > tf.forced_accuracy else "the same"
+    return Solution(answer, f"After {s['epochs']} epochs: {100 * tf.forced_accuracy:.0f}% of the passage's next "
+                            f"characters right when fed the true previous ones, {100 * tf.free_accuracy:.0f}% when "
+                            "fed its own guesses. " + ("One wrong guess changes everything it reads next." if
+                                                       tf.free_accuracy < tf.forced_accuracy else
+                                                       "It has learnt the passage well enough that its own guesses "
+                                                       "are the true text."),
+                    {"teacher forcing (%)": 100 * tf.forced_accuracy, "free running (%)": 100 * tf.free_accuracy})

@@ -1,0 +1,39 @@
+"""The passage run with the recurrence written two ways (the scratch loop, torch's nn.RNN), timed on the
+machine it runs on: what "the concise version" after the chapter's acts shows."""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Callable
+
+import numpy as np
+
+from core.checks import check_int
+from core.lesson.passage import config
+
+
+@dataclass(frozen=True)
+class CellTiming:
+    cell: str
+    label: str
+    seconds_per_epoch: float   # median over the epochs: training steps, a validation pass and a sample
+    perplexity: float          # training perplexity after the last epoch
+
+
+def time_cells(raw_text: str, cells: tuple[str, ...] = ("scratch", "torch"), epochs: int = 4,
+               seed: int = 0, on_progress: Callable[[float, str], None] | None = None) -> list[CellTiming]:
+    """The passage run for a few epochs with each cell: the same recurrence written two ways, timed here.
+    on_progress(fraction done, the cell's label) is called as the runs go (a few times a second)."""
+    from core.nn.cells import get_cell
+    from core.runs.loop import train
+
+    epochs = check_int("epochs", epochs, 2, 100)
+    out = []
+    for i, name in enumerate(cells):
+        def report(p, i=i, label=get_cell(name).label):
+            if on_progress is not None and p.total_steps:
+                on_progress((i + p.step / p.total_steps) / len(cells), label)
+        result = train(replace(config(seed), cell=get_cell(name).name, epochs=epochs), text=raw_text,
+                       on_progress=report, report_every=0.2)
+        times = np.diff([row.elapsed for row in result.history])
+        out.append(CellTiming(name, get_cell(name).label, float(np.median(times)), result.history[-1].train_ppl))
+    return out

@@ -1,0 +1,17 @@
+"""Recurrent networks (the chapter's 9.4 to 9.7): the cells, the models built from them, their numeric proof,
+and what a trained model does (sampling, probing). Above core.text; below core.runs, which trains them.
+
+  rnn_ref.py       the float64 numpy reference with a hand-written backward pass through time
+  cells.py         the cells RNN Lab can train, one registry (scratch loop, torch.nn.RNN, fused, GRU, LSTM)
+  fused.py         the fused CPU recurrence and its hand-written backward
+  models.py        the language model around a cell, perplexity, clipping, streamed cross-entropy
+  interrupt.py     a run's stop flag, polled inside long steps
+  device.py        cpu, cuda or auto
+  weights.py       a model read back from safetensors and JSON (a saved run, the pretrained model)
+  sampling.py      generating text: temperature, top-k, top-p
+  probe.py         scores, hidden states, and the RNN against n-gram models on one text
+  cell_demo.py     the RNN cell lab's small network reading one word
+  param_counts.py  parameter counts: n-gram tables, RNNs, any trained cell
+  gradflow.py      gradients through time: vanishing, exploding, clipping
+  verify/          the numeric proof: python -m core verify
+"""

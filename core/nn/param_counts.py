@@ -1,0 +1,54 @@
+"""How many parameters: an n-gram table, a fixed-window network, an RNN language model term by term, and a
+trained model of any cell (core.nn.cells: its gates) and depth. Pure arithmetic, each checked against the model's
+own parameter count in the tests."""
+from __future__ import annotations
+
+from core.checks import check_int
+
+def ngram_table_size(vocab_size: int, k: int) -> int:
+    """Entries of a (k+1)-gram table: a probability for each next token after each k-token context, |V|^(k+1)."""
+    return check_int("vocab_size", vocab_size, 1) ** (check_int("k", k, 0, 1000) + 1)
+
+
+def rnn_parameter_terms(vocab_size: int, embed_dim: int, hidden: int) -> dict[str, int]:
+    """Parameters of a one-layer RNN language model, term by term (embedding, recurrent, output).
+    embed_dim 0: one-hot inputs, so no embedding and W_xh is |V| x h."""
+    V = check_int("vocab_size", vocab_size, 1)
+    d = check_int("embed_dim", embed_dim, 0)
+    h = check_int("hidden", hidden, 1)
+    inputs = {"embedding E (|V| x d)": V * d, "input weights W_xh (d x h)": d * h} if d else \
+        {"input weights W_xh (|V| x h)": V * h}
+    return {
+        **inputs,
+        "recurrent weights W_hh (h x h)": h * h,
+        "hidden bias b_h (h)": h,
+        "output weights W_hq (h x |V|)": h * V,
+        "output bias b_q (|V|)": V,
+    }
+
+
+def window_model_parameters(vocab_size: int, window: int, hidden: int) -> int:
+    """Parameters of a fixed-window neural language model (the step from n-grams to RNNs): the last `window`
+    tokens one-hot and side by side (window x |V| inputs), one hidden layer of h units, scores over |V|.
+    Its input weights grow with the window; an RNN's do not, because it reads one token at a time."""
+    V = check_int("vocab_size", vocab_size, 1)
+    n = check_int("window", window, 1, 10_000)
+    h = check_int("hidden", hidden, 1)
+    return n * V * h + h + h * V + V
+
+
+def input_parameters(vocab_size: int, hidden: int, embed_dim: int) -> int:
+    """Weights between a token and the cell: |V| x h with one-hot inputs (embed_dim 0), else an embedding
+    table |V| x d and then W_xh, d x h."""
+    V = check_int("vocabulary size", vocab_size, 1)
+    h = check_int("hidden units", hidden, 1)
+    d = check_int("embedding size", embed_dim, 0)
+    return V * h if d == 0 else V * d + d * h
+
+
+def model_parameters(vocab_size: int, hidden: int, embed_dim: int, layers: int, gates: int) -> int:
+    """Parameters of an RNNLM (core.nn.models): an embedding if embed_dim, then `layers` layers of a cell with
+    `gates` pre-activations per unit (each with its input and recurrent weights and two biases, as torch keeps
+    them), then the output layer."""
+    V, h, d, L, g = vocab_size, hidden, embed_dim, layers, gates
+    return V * d + g * h * ((d or V) + h + 2) + (L - 1) * g * h * (2 * h + 2) + h * V + V
