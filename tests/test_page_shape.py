@@ -52,16 +52,6 @@ def test_every_page_declares_its_controls_and_nothing_else_does():
     assert {p.stem for p in (ROOT / "pages").glob("*.py")} == set(SETTINGS_OF)   # pages/ holds pages only
 
 
-def test_the_layers_hold():
-    """pages -> ui -> core: core imports no Streamlit and nothing above it; ui imports no page."""
-    for path in (ROOT / "core").rglob("*.py"):
-        imports = [n for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, (ast.Import, ast.ImportFrom))]
-        names = {a.name for n in imports for a in n.names} | {n.module or "" for n in imports if isinstance(n, ast.ImportFrom)}
-        assert not any(m.split(".")[0] in ("streamlit", "ui", "pages") for m in names), path
-    for path in (ROOT / "ui").glob("*.py"):
-        assert "from pages" not in path.read_text() and "import pages" not in path.read_text(), path
-
-
 def test_every_exercise_and_claim_names_controls_its_page_has():
     """A renamed control breaks this test, not a link: exercises, assignment links and the chapter's claims
     name controls by their declared names, checked against the declarations."""

@@ -146,7 +146,7 @@ def test_a_training_step_gives_what_autograd_gives_for_every_cell(cell, embed, l
 
 def test_allocator_tuning_takes_on_glibc_and_is_harmless():
     import platform
-    from core.runs.alloc import keep_freed_memory, release_freed_memory
+    from core.runs.budget import keep_freed_memory, release_freed_memory
     took = keep_freed_memory()
     if platform.system() == "Linux" and platform.libc_ver()[0] == "glibc":
         assert took is True

@@ -213,14 +213,14 @@ def test_validation_chunks_stay_under_the_fresh_memory_bound(vocab, hidden, step
 
 
 def test_the_heap_keeps_what_a_step_frees_and_the_estimate_counts_it():
-    from core.runs import alloc, budget
-    assert alloc.thresholds(0) == (64 << 20, 256 << 20)
-    assert alloc.thresholds(128 << 20) == (256 << 20, 512 << 20)   # the BPE preset's scores: 128 MiB a step
-    assert alloc.thresholds(4 << 30) == (512 << 20, 1 << 30)        # a huge run keeps at most 1 GiB
+    from core.runs import budget
+    assert budget.thresholds(0) == (64 << 20, 256 << 20)
+    assert budget.thresholds(128 << 20) == (256 << 20, 512 << 20)   # the BPE preset's scores: 128 MiB a step
+    assert budget.thresholds(4 << 30) == (512 << 20, 1 << 30)        # a huge run keeps at most 1 GiB
     bpe = TrainConfig(tokenizer="bpe", bpe_vocab=1024, embed_dim=64, hidden_size=128, num_train=50_000)
     assert budget.largest_block(bpe, 1024) == 1024 * 32 * 1024 * 4
     assert budget.largest_block(TrainConfig(cell="lstm", hidden_size=256), 28) == 1024 * 32 * 256 * 4 * 4
-    smaller = budget.estimate_bytes(bpe, 1024) - alloc.kept_bytes(budget.largest_block(bpe, 1024))
+    smaller = budget.estimate_bytes(bpe, 1024) - budget.kept_bytes(budget.largest_block(bpe, 1024))
     assert smaller > 0 and budget.estimate_bytes(bpe, 1024) - smaller == 512 << 20
 
 

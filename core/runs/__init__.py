@@ -4,8 +4,7 @@ no Streamlit here.
   config.py     TrainConfig (every setting declared once) and the presets
   record.py     what a run is, as data: Status, HistoryRow, Progress, RunRecord (no torch)
   loop.py       the training loop, train(), in named steps
-  budget.py     a run's memory estimate, checked before it starts
-  alloc.py      glibc keeps freed blocks during a run
+  budget.py     a run's memory: the estimate checked before it starts, and the heap keeping freed blocks
   data.py       a run's data: the text as token ids, its splits, batches and validation windows
   saved.py      a saved run: safetensors + run.json + metrics.csv, and loading it back
   store.py      the run store: a folder per run (request, state, progress, stop, the saved run), cleanup

@@ -16,8 +16,7 @@ from typing import Callable
 
 import torch
 
-from core.runs.alloc import keep_freed_memory, release_freed_memory
-from core.runs.budget import check_fits, chunk_windows, largest_block
+from core.runs.budget import check_fits, chunk_windows, keep_freed_memory, largest_block, release_freed_memory
 from core.runs.config import TrainConfig
 from core.runs.record import HistoryRow, Progress, RunRecord, Status
 from core.text.corpus import load_corpus
