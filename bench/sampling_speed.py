@@ -9,7 +9,7 @@ import tracemalloc
 import torch
 
 from common import size  # (and the repo on sys.path)
-from core.nn.weights import load_pretrained
+from core.runs.saved import load_pretrained
 from core.nn.sampling import sample, stream
 
 if __name__ == "__main__":

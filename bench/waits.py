@@ -161,8 +161,8 @@ def measure_all(base: str, browser, tiny: bool) -> dict[str, tuple[float, float]
 
 def training_speed(runs_dir: Path) -> float:
     """Tokens per second of the one run trained on this server (its run.json in the server's store)."""
-    import json
-    speeds = [json.loads(f.read_text())["tokens_per_s"] for f in runs_dir.glob("*/run.json")]
+    from core.runs.record import RunFile
+    speeds = [RunFile.from_json(f.read_bytes()).tokens_per_s for f in runs_dir.glob("*/run.json")]
     return statistics.median(speeds) if speeds else float("nan")
 
 

@@ -8,4 +8,6 @@ from pathlib import Path
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 WEIGHTS = "charrnn.safetensors"
 META = "charrnn.json"
+# The pretrained model's held-out scores in its charrnn.json (state carried through the last tenth of the corpus)
+HELD_OUT_PPL, HELD_OUT_BPC = "val_ppl", "val_bits_per_char"
 REBUILD = "Rebuild it with: python -m core pretrain (needs the corpus; a few minutes on CPU)."

@@ -21,6 +21,8 @@ from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.runs.record import HistoryRow, rows_from
+
 DB_NAME = "classroom.sqlite3"
 MIGRATIONS = (
     # 1: classes, learners, attempts (every one kept, with whether the hint or the solution had been seen),
@@ -60,6 +62,18 @@ class ClassInfo:
     name: str
     join_code: str
     teacher_token: str
+
+
+@dataclass
+class ClassRun:
+    """A run a learner of the class trained, with its curve (the run store's while it has it, else the copy kept
+    here when it finished)."""
+    learner: str               # the learner's name
+    run_key: str
+    name: str
+    config: dict               # core.runs.config.TrainConfig.to_dict()
+    history: list[HistoryRow]
+    status: str = ""
 
 
 @dataclass(frozen=True)
@@ -276,10 +290,11 @@ def record_run(token: str, run_key: str, name: str, config: dict, root: Path | N
                      (token, run_key, name, json.dumps(config), time.time()))
 
 
-def keep_history(run_key: str, history: list[dict], root: Path | None = None) -> None:
+def keep_history(run_key: str, history: list[HistoryRow], root: Path | None = None) -> None:
     """Copy a run's curve in, so the class keeps it after the run store has cleaned the run away."""
     with closing(connect(root)) as conn, conn:
-        conn.execute("UPDATE runs SET history = ? WHERE run_key = ?", (json.dumps(history), run_key))
+        conn.execute("UPDATE runs SET history = ? WHERE run_key = ?",
+                     (json.dumps([row.to_dict() for row in history]), run_key))
 
 
 def roster(class_id: int, root: Path | None = None) -> list[Learner]:
@@ -303,9 +318,16 @@ def class_hints(class_id: int, root: Path | None = None) -> list[tuple[str, str]
                                                    "l.token = h.learner WHERE l.class_id = ?", (class_id,))]
 
 
-def class_runs(class_id: int, root: Path | None = None) -> list[dict]:
+def _kept_history(text: str) -> list[HistoryRow]:
+    try:
+        return rows_from(json.loads(text))
+    except (ValueError, TypeError):   # a damaged copy: the run shows without its curve
+        return []
+
+
+def class_runs(class_id: int, root: Path | None = None) -> list[ClassRun]:
     with closing(connect(root)) as conn:
         rows = conn.execute("SELECT r.*, l.name AS learner_name FROM runs r JOIN learners l ON l.token = r.learner "
                             "WHERE l.class_id = ? ORDER BY r.created", (class_id,)).fetchall()
-    return [{"learner": r["learner_name"], "run_key": r["run_key"], "name": r["name"],
-             "config": json.loads(r["config"]), "history": json.loads(r["history"])} for r in rows]
+    return [ClassRun(r["learner_name"], r["run_key"], r["name"], json.loads(r["config"]), _kept_history(r["history"]))
+            for r in rows]

@@ -225,12 +225,12 @@ def act_memory() -> None:
 
 def passage_figure(history: list[HistoryRow], vocab_size: int, title: str) -> go.Figure:
     """Training and held-out perplexity per epoch of a passage run, with a uniform guess for scale."""
-    h = pd.DataFrame(history)
+    epochs = [r.epoch for r in history]
     fig = go.Figure()
-    if not h.empty:
-        fig.add_trace(go.Scatter(x=h["epoch"], y=h["train_ppl"], name="the passage (training)",
+    if history:
+        fig.add_trace(go.Scatter(x=epochs, y=[r.train_ppl for r in history], name="the passage (training)",
                                  mode="lines+markers", marker=dict(size=4), line=dict(width=3)))
-        fig.add_trace(go.Scatter(x=h["epoch"], y=h["val_ppl"], name="the text after it (held out)",
+        fig.add_trace(go.Scatter(x=epochs, y=[r.val_ppl for r in history], name="the text after it (held out)",
                                  mode="lines", line=dict(dash="dash")))
     hline(fig, vocab_size, f"a uniform guess: {vocab_size}", dash="dot", color="gray", log_y=True, above=True)
     style(fig, title, "epoch", "perplexity", height=360, log_y=True, legend_below=True)
@@ -277,8 +277,8 @@ def run_view(baked: passage_store.Baked) -> None:
     """The live run while it trains (refreshing twice a second), its result after, else the stored run."""
     job = passage_run.current()
     if job is None:
-        draw_run(baked.history, baked.samples, baked.meta["training_seconds"], "The stored run (seed 0)",
-                 baked.vocab_size, where=f"timed on the {baked.meta['device'].split(' ')[0].upper()} of the machine "
+        draw_run(baked.history, baked.samples, baked.training_seconds, "The stored run (seed 0)",
+                 baked.vocab_size, where=f"timed on the {baked.meta.device.split(' ')[0].upper()} of the machine "
                  "that stored it")
     elif job.active:
         st.fragment(run_every=0.5)(live_run)(baked.vocab_size)

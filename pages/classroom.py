@@ -66,32 +66,30 @@ def answers_summary(ex: core_ex.Exercise, firsts: list[dict], learners: int, hin
     return text
 
 
-def runs_figure(runs: list[dict]) -> go.Figure:
+def runs_figure(runs: list[classroom.ClassRun]) -> go.Figure:
     """Every class run's validation perplexity by epoch, one line per run."""
     fig = go.Figure()
     for r in runs:
-        h = r["history"]
-        fig.add_trace(go.Scatter(x=[row["epoch"] for row in h], y=[row["val_ppl"] for row in h], mode="lines+markers",
-                                 name=chart_text(f"{r['learner']}: {r['name']}", 60)))
+        fig.add_trace(go.Scatter(x=[row.epoch for row in r.history], y=[row.val_ppl for row in r.history],
+                                 mode="lines+markers", name=chart_text(f"{r.learner}: {r.name}", 60)))
     return style(fig, None, "epoch", "validation perplexity", height=380, log_y=True)
 
 
 # --- the teacher's view -----------------------------------------------------------------------------------
 
-def run_histories(info: classroom.ClassInfo) -> list[dict]:
+def run_histories(info: classroom.ClassInfo) -> list[classroom.ClassRun]:
     """The class's runs with their curves: from the run store while it has them (copied into the class records
     when finished, so they outlast the store's cleaning), else from the copy."""
     runs = classroom.class_runs(info.id)
     for r in runs:
         try:
-            live = store.read_live(r["run_key"])
+            live = store.read_live(r.run_key)
         except ValueError:
             live = None
         if live is not None and live.progress is not None:
-            r["history"] = [row.to_dict() for row in live.progress.history]
-            r["status"] = str(live.status)
+            r.history, r.status = list(live.progress.history), str(live.status)
             if not live.status.active:
-                classroom.keep_history(r["run_key"], r["history"])
+                classroom.keep_history(r.run_key, r.history)
     return runs
 
 
@@ -116,7 +114,7 @@ def roster_table(info: classroom.ClassInfo, attempts: list[dict], hints: list, r
         rows.append({"learner": who.name, "answered": len(firsts), "right first time": right,
                      "score": f"{100 * right / len(BANK):.0f}%", "attempts": len(mine),
                      "hints opened": sum(n == who.name for n, _ in hints),
-                     "runs": sum(r["learner"] == who.name for r in runs),
+                     "runs": sum(r.learner == who.name for r in runs),
                      "other settings": sum(bool(differs(a)) for a in firsts.values())})
     return pd.DataFrame(rows, columns=["learner", "answered", "right first time", "score", "attempts",
                                        "hints opened", "runs", "other settings"])
@@ -139,8 +137,8 @@ def export_csv(attempts: list[dict], runs: list[dict]) -> str:
     w.writerow([])
     w.writerow(["learner", "run", "epoch", "train perplexity", "validation perplexity"])
     for r in runs:
-        for row in r["history"]:
-            w.writerow([csv_cell(r["learner"]), csv_cell(r["name"]), row["epoch"], row["train_ppl"], row["val_ppl"]])
+        for row in r.history:
+            w.writerow([csv_cell(r.learner), csv_cell(r.name), row.epoch, row.train_ppl, row.val_ppl])
     return buf.getvalue()
 
 
@@ -203,11 +201,11 @@ def teacher_view(info: classroom.ClassInfo) -> None:
         st.subheader("How the class answered")
         exercise_answers(info, attempts, hints, len(table))
         st.subheader("The class's training runs")
-        shown = [r for r in runs if r["history"]]
+        shown = [r for r in runs if r.history]
         if shown:
             show(runs_figure(shown), f"{len(shown)} run{'s' if len(shown) != 1 else ''}: " + "; ".join(
-                f"{r['learner']} {r['name']} at {r['history'][-1]['val_ppl']:.2f} after epoch "
-                f"{r['history'][-1]['epoch']}" for r in shown), "class.runs")
+                f"{r.learner} {r.name} at {r.history[-1].val_ppl:.2f} after epoch {r.history[-1].epoch}"
+                for r in shown), "class.runs")
         else:
             st.caption("No runs yet: runs a learner trains in the Training lab appear here.")
         st.download_button("Download everything (.csv)", export_csv(attempts, runs), "rnnlab-class.csv", "text/csv",

@@ -9,6 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from core.assets import HELD_OUT_BPC, HELD_OUT_PPL
 from core.nn import probe, sampling
 from core.labs import HIDDEN_SPAN, HIDDEN_WINDOWS, controls_of
 from ui import exercises, model_choice, url_state
@@ -154,8 +155,8 @@ def model_caption(lm, name: str) -> None:
         return
     layers, meta = lm.net.spec.num_layers, lm.meta
     st.caption(f"Plain tanh RNN (no gates), {layers} layer{'s' if layers > 1 else ''} of {lm.net.spec.hidden_size} "
-               f"units, {len(lm.vocab)} characters; held-out perplexity {meta.get('val_ppl', float('nan')):.2f} "
-               f"({meta.get('val_bits_per_char', float('nan')):.2f} bits per character). Not the chapter's "
+               f"units, {len(lm.vocab)} characters; held-out perplexity {meta.get(HELD_OUT_PPL, float('nan')):.2f} "
+               f"({meta.get(HELD_OUT_BPC, float('nan')):.2f} bits per character). Not the chapter's "
                f"model: the chapter trains one layer of 32 units with plain SGD; this one has {layers} layers of "
                f"{lm.net.spec.hidden_size}, dropout and Adam (`python -m core pretrain`). To sample from the "
                "chapter's own model, train the Book preset in the Training lab and pick it in Model above.")

@@ -40,14 +40,14 @@ def curves_figure(histories: dict[str, list[HistoryRow]], title: str) -> go.Figu
     last_epoch = 1
     single = len(histories) == 1
     for name, rows in histories.items():
-        h = pd.DataFrame(rows)
-        if h.empty:
+        if not rows:
             continue
-        last_epoch = max(last_epoch, int(h["epoch"].max()))
+        epochs = [r.epoch for r in rows]
+        last_epoch = max(last_epoch, max(epochs))
         if single:
-            fig.add_trace(go.Scatter(x=h["epoch"], y=h["train_ppl"], name="train perplexity",
+            fig.add_trace(go.Scatter(x=epochs, y=[r.train_ppl for r in rows], name="train perplexity",
                                      mode="lines+markers"))
-        fig.add_trace(go.Scatter(x=h["epoch"], y=h["val_ppl"], mode="lines+markers",
+        fig.add_trace(go.Scatter(x=epochs, y=[r.val_ppl for r in rows], mode="lines+markers",
                                  name="validation perplexity" if single else chart_text(name)))
     style(fig, title, "epoch", "perplexity", height=340, log_y=True)
     fig.update_layout(xaxis=dict(dtick=max(1, math.ceil(last_epoch / 10))),  # whole epochs only

@@ -191,11 +191,14 @@ def test_the_teacher_sees_a_learner_who_checked_from_other_settings(root):
 
 
 def test_the_class_csv_never_hands_a_spreadsheet_a_formula():
+    from core.classroom import ClassRun
+    from core.runs.record import HistoryRow
     from pages.classroom import export_csv
     rows = [{"name": "=HYPERLINK(\"https://e.x\")", "exercise": "gf_thirty", "answer": -0.5, "correct": False,
              "computed": 0.04, "hint_seen": False, "after_solution": False, "source": "check", "at": 1, "settings": {}}]
-    text = export_csv(rows, [{"learner": "@SUM(A1)", "name": "tiny #1", "history": [
-        {"epoch": 1, "train_ppl": 9.0, "val_ppl": 8.0}]}])
+    row = HistoryRow(epoch=1, step=10, train_ppl=9.0, val_ppl=8.0, val_bpb=3.0, val_ce=2.1, elapsed=1.0,
+                     tokens_per_s=100.0)
+    text = export_csv(rows, [ClassRun("@SUM(A1)", "abcdef", "tiny #1", {}, [row])])
     assert "'=HYPERLINK" in text and "'@SUM(A1)" in text
     assert ",-0.5," in text          # a negative number stays a number
 

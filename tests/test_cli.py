@@ -1,12 +1,12 @@
 """python -m core train as a user runs it: a run saved where --out says, Ctrl-C keeping what was learnt, and
 clear words for arguments it cannot use."""
-import json
 import os
 import signal
 import subprocess
 import sys
 
 from apptest_util import ROOT
+from core.runs.record import RunFile
 from test_training import TEXT
 
 
@@ -22,8 +22,8 @@ def test_a_run_is_saved_where_out_says(tmp_path):
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "finished 2 epochs" in done.stdout and "saved to" in done.stdout
-    meta = json.loads((tmp_path / "run" / "run.json").read_text())
-    assert meta["status"] == "finished" and len(meta["history"]) == 3
+    meta = RunFile.from_json((tmp_path / "run" / "run.json").read_bytes())
+    assert meta.status == "finished" and len(meta.history) == 3
 
 
 def test_ctrl_c_stops_the_run_and_saves_what_it_learnt(tmp_path):
@@ -40,8 +40,8 @@ def test_ctrl_c_stops_the_run_and_saves_what_it_learnt(tmp_path):
     assert proc.returncode == 130, err[-2000:]
     assert "Traceback" not in err and "saving what was learnt" in err
     assert "stopped" in out and "everything learnt before the stop" in out
-    meta = json.loads((tmp_path / "run" / "run.json").read_text())
-    assert meta["status"] == "stopped" and meta["history"][-1]["step"] > 0
+    meta = RunFile.from_json((tmp_path / "run" / "run.json").read_bytes())
+    assert meta.status == "stopped" and meta.history[-1].step > 0
     assert (tmp_path / "run" / "weights.safetensors").stat().st_size > 0
 
 

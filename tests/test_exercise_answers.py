@@ -143,7 +143,7 @@ def test_book_condition__a_first_letter_reaches_the_last_state_of_a_numpy_rnn():
 
 def test_samp_cold__the_softmax_at_t_001_puts_all_but_1e_minus_6_on_the_top_character():
     from core.nn import probe
-    from core.nn.weights import load_pretrained
+    from core.runs.saved import load_pretrained
     logits = probe.next_logits(load_pretrained(), "the time traveller")
     z = np.asarray(logits, dtype=np.float64) / 0.01
     p = np.exp(z - z.max()) / np.exp(z - z.max()).sum()
@@ -157,7 +157,7 @@ def test_samp_topk__one_candidate_left():
 
 def test_samp_surprisal__scored_again_by_score_text():
     from core.nn import probe, sampling
-    from core.nn.weights import load_pretrained
+    from core.runs.saved import load_pretrained
     lm = load_pretrained()
     out = sampling.sample(lm, "the time traveller", 200, temperature=0.0)
     assert probe.score_text(lm, out.prefix + out.text).bits_per_char < 1.5

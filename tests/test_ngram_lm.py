@@ -4,6 +4,7 @@ import math
 import numpy as np
 import pytest
 
+from core.assets import HELD_OUT_PPL
 from core.nn import probe
 from core.text import ngram_lm
 
@@ -61,10 +62,10 @@ def test_bad_input():
 
 
 def test_the_comparison_on_the_corpus(corpus_file):
-    from core.nn.weights import load_pretrained
+    from core.runs.saved import load_pretrained
     lm = load_pretrained()
     c = probe.compare_with_model(lm, corpus_file.read_text(encoding="utf-8"), 0.1)
-    assert c.model_ppl == pytest.approx(lm.meta["val_ppl"], rel=1e-3)   # the same held-out tenth as pretrain
+    assert c.model_ppl == pytest.approx(lm.meta[HELD_OUT_PPL], rel=1e-3)   # the same held-out tenth as pretrain
     assert c.best["n"] in (4, 5) and c.model_ppl < c.best["heldout_ppl"] < 5.5
     assert c.rows[-1]["heldout_ppl"] > c.best["heldout_ppl"]
 

@@ -8,6 +8,7 @@ import numpy as np
 import torch
 import pytest
 
+from core.assets import ASSETS
 from core.lesson import cell_timing, passage, store as passage_store
 from core.sequences import forecast
 from core.nn import param_counts
@@ -60,13 +61,15 @@ def test_the_stored_run_loads_and_matches_what_its_command_writes(tmp_path, corp
     stored = passage_store.load_baked()
     meta = passage_store.bake(corpus_text, tmp_path, seed=0)   # the rebuild command's own function
     rebuilt = passage_store.load_baked(tmp_path)
-    assert set(meta) == set(stored.meta)
-    assert stored.meta["command"] == f"{passage_store.COMMAND} --seed 0"
+    assert set(meta.to_dict()) == set(stored.meta.to_dict())
+    assert stored.meta.extra["command"] == f"{passage_store.COMMAND} --seed 0"
     assert set(stored.models) == set(rebuilt.models) == {passage_store.HALF_WAY, 60}
     assert list(stored.samples) == list(rebuilt.samples) == [*passage.SHOWN_EPOCHS, 60]
     assert stored.vocab_size == rebuilt.vocab_size == 28
-    assert [set(r) for r in stored.meta["history"]] == [set(r) for r in rebuilt.meta["history"]]
-    assert all("sample" not in r for r in stored.meta["history"])
+    written = json.loads((tmp_path / passage_store.BAKED).read_text())
+    assert all("sample" not in r for r in written["history"])   # the samples are kept apart, a few epochs'
+    assert [set(r) for r in written["history"]] == [set(r) for r in
+                                                   json.loads((ASSETS / passage_store.BAKED).read_text())["history"]]
     # same seed, same steps: the stored numbers are what the command reproduces on a CPU
     assert rebuilt.history[-1].train_ppl == pytest.approx(stored.history[-1].train_ppl, rel=1e-3)
     assert rebuilt.samples[60] == stored.samples[60]

@@ -1,11 +1,12 @@
 """Saved runs (core.runs): safetensors + JSON + CSV, loading back, refusing bad files, unwritable folders."""
 import io
-import json
 import zipfile
+from dataclasses import replace
 
 import pytest
 import torch
 
+from core.nn.weights import load_model
 from core.runs import saved as R
 from core.runs.config import TrainConfig
 from core.nn.sampling import sample
@@ -16,8 +17,8 @@ from test_training import SMALL, TEXT
 def test_save_load_round_trip_gives_identical_outputs(tmp_path):
     result = train(TrainConfig(**{**SMALL, "epochs": 1}), TEXT)
     R.save_run(result, tmp_path / "run")
-    meta = json.loads((tmp_path / "run" / "run.json").read_text())
-    assert meta["config"]["hidden_size"] == 24 and meta["history"]
+    meta = R.RunFile.from_json((tmp_path / "run" / "run.json").read_bytes())
+    assert meta.config["hidden_size"] == 24 and meta.history
     loaded = R.load_run(tmp_path / "run")
     tokens = torch.randint(0, len(result.lm.vocab), (2, 9))
     with torch.no_grad():
@@ -29,15 +30,16 @@ def test_save_load_round_trip_gives_identical_outputs(tmp_path):
 
 def test_loading_rejects_bad_files(tmp_path):
     result = train(TrainConfig(**{**SMALL, "epochs": 1}), TEXT)
-    meta = R.run_metadata(result)
+    meta = R.run_file(result)
     with pytest.raises(ValueError, match="safetensors"):
-        R.load_model(b"\x80\x04pickle", meta)
-    bad = dict(meta, model={**meta["model"], "hidden_size": 7})
+        R.model_of(b"\x80\x04pickle", meta)
+    bad = replace(meta, model={**meta.model, "hidden_size": 7})
     with pytest.raises(ValueError, match="do not fit"):
-        R.load_model(R.weights_bytes(result.lm.net), bad)
+        R.model_of(R.weights_bytes(result.lm.net), bad)
     with pytest.raises(ValueError, match="not an RNN Lab run"):
-        R.load_model(b"", {})
-
+        R.RunFile.from_dict({})
+    with pytest.raises(ValueError, match="not an RNN Lab run"):
+        load_model(b"", None, {})
 
 
 def test_an_unwritable_folder_is_refused_before_training(tmp_path, capsys):

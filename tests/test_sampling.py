@@ -4,10 +4,12 @@ import tracemalloc
 
 import numpy as np
 import pytest
+
+from core.assets import HELD_OUT_PPL
 import torch
 
 from core.nn import probe, sampling
-from core.nn.weights import load_pretrained
+from core.runs.saved import load_pretrained
 from core.nn.models import ModelSpec, RNNLM
 from core.nn.sampling import LanguageModel, distribution
 from core.text.tokens import CharVocab
@@ -113,7 +115,7 @@ def test_invalid_arguments(lm):
 def test_shipped_model_loads_and_samples():
     lm = load_pretrained()
     assert lm.net.spec.cell == "rnn"  # a plain tanh RNN: no gates
-    assert lm.meta["corpus_is_time_machine"] and lm.meta["val_ppl"] < 6
+    assert lm.meta["corpus_is_time_machine"] and lm.meta[HELD_OUT_PPL] < 6
     out = sampling.sample(lm, "the time traveller", 100, 0.0)
     assert len(out.text) == 100
 
@@ -126,7 +128,7 @@ def test_shipped_model_perplexity_is_reproduced(corpus_file):
     cfg = TrainConfig.from_dict(lm.meta["config"])
     data = prepare_data(cfg, corpus_file.read_text())
     ppl, bpc = held_out_metrics(lm, data)
-    assert ppl == pytest.approx(lm.meta["val_ppl"], abs=1e-3)
+    assert ppl == pytest.approx(lm.meta[HELD_OUT_PPL], abs=1e-3)
 
 
 def test_missing_or_corrupt_asset_is_a_clear_error(tmp_path):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.nn.weights import load_pretrained
+from core.runs.saved import load_pretrained
 
 SESSION_MODELS = "_rnnlab_session_models"
 PRETRAINED = "pretrained"

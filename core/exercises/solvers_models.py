@@ -11,7 +11,7 @@ from core.exercises.types import Solution, report
 # --- Sampling ----------------------------------------------------------------------------------------------
 
 def _pretrained():
-    from core.nn.weights import load_pretrained
+    from core.runs.saved import load_pretrained
     return load_pretrained()
 
 
@@ -107,7 +107,7 @@ def _stored_passage(cfg):
         baked = passage_store.load_baked()
     except ValueError:
         return None
-    return baked if baked.meta.get("config") == cfg.to_dict() else None
+    return baked if baked.meta.config == cfg.to_dict() else None
 
 
 def _passage_model(s: dict, epochs: int):

@@ -1,26 +1,24 @@
-"""A model's weights read back: safetensors bytes (never pickle) and the JSON that describes the model, for a
-saved run (core.runs.saved) or the pretrained character RNN shipped in assets/."""
+"""A model read back from its weights (safetensors bytes, never pickle) and the plain data that describes its
+model and vocabulary. Reading a run's files around it is core.runs.saved's work."""
 from __future__ import annotations
-
-import json
-from pathlib import Path
 
 import torch
 from safetensors.torch import load as st_load
 
-from core.assets import ASSETS, META, REBUILD, WEIGHTS
 from core.nn.device import resolve_device
 from core.nn.models import ModelSpec, RNNLM
 from core.nn.sampling import LanguageModel
 from core.text.tokens import vocab_from_dict
 
 
-def load_model(weights: bytes, meta: dict, device: str = "cpu") -> LanguageModel:
-    """Rebuild a LanguageModel from safetensors bytes and its JSON metadata (never unpickles)."""
-    if not isinstance(meta, dict) or "model" not in meta or "vocab" not in meta:
+def load_model(weights: bytes, model: dict, vocab: dict, cleaning: str = "letters", meta: dict | None = None,
+               device: str = "cpu") -> LanguageModel:
+    """Rebuild a LanguageModel from safetensors bytes, its model's and vocabulary's plain data (ModelSpec.to_dict,
+    the vocabulary's to_dict) and the cleaning its text had (never unpickles). meta: what the model is kept with."""
+    if not isinstance(model, dict) or not isinstance(vocab, dict):
         raise ValueError("The run's JSON lacks 'model' or 'vocab': not an RNN Lab run.")
-    spec = ModelSpec.from_dict(meta["model"])
-    vocab = vocab_from_dict(meta["vocab"])
+    spec = ModelSpec.from_dict(model)
+    vocab = vocab_from_dict(vocab)
     if len(vocab) != spec.vocab_size:
         raise ValueError(f"The vocabulary has {len(vocab)} tokens but the model expects {spec.vocab_size}.")
     try:
@@ -33,21 +31,4 @@ def load_model(weights: bytes, meta: dict, device: str = "cpu") -> LanguageModel
     except RuntimeError as exc:
         raise ValueError(f"The weights do not fit the model described in the JSON: {str(exc).splitlines()[0]}") from None
     net.to(resolve_device(device) if device in ("auto", "cuda") else torch.device("cpu"))
-    return LanguageModel(net, vocab, meta.get("cleaning", "letters"), meta)
-
-
-def load_pretrained(folder: str | Path = ASSETS, device: str = "cpu") -> LanguageModel:
-    """Load the shipped model (safetensors + JSON; never unpickles). ValueError with a clear message when
-    the files are missing or damaged."""
-    folder = Path(folder)
-    try:
-        meta = json.loads((folder / META).read_text(encoding="utf-8"))
-        weights = (folder / WEIGHTS).read_bytes()
-    except FileNotFoundError as exc:
-        raise ValueError(f"The pretrained model is missing ({Path(exc.filename).name} not found in {folder}). {REBUILD}") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"The pretrained model's metadata in {folder} cannot be read ({exc}). {REBUILD}") from None
-    try:
-        return load_model(weights, meta, device)
-    except ValueError as exc:
-        raise ValueError(f"The pretrained model in {folder} is damaged: {exc} {REBUILD}") from None
+    return LanguageModel(net, vocab, cleaning, meta if meta is not None else {})

@@ -8,18 +8,17 @@ the whole held-out text (one stream).
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 import time
 
 import torch
 
-from core.assets import ASSETS, META, WEIGHTS
+from core.assets import ASSETS, HELD_OUT_BPC, HELD_OUT_PPL, META, WEIGHTS
 from core.text.corpus import CORPUS_SHA1, load_corpus, sha1_of
 from core.runs.config import TrainConfig, with_overrides
 from core.runs.data import prepare_data
-from core.runs.saved import check_writable, run_metadata, weights_bytes
+from core.runs.saved import check_writable, run_file, weights_bytes
 from core.nn.models import stream_cross_entropy
 from core.runs.loop import LN2, train
 from core.runs.cli import progress_bar
@@ -61,13 +60,13 @@ def main(argv: list[str] | None = None) -> int:
     print(file=sys.stderr)
     ppl, bpc = held_out_metrics(result.lm, data)
     corpus_sha1 = sha1_of(text.encode("utf-8"))
-    meta = run_metadata(result, {
+    meta = run_file(result, {
         "name": "Time Machine character RNN",
         "corpus_sha1": corpus_sha1,
         "corpus_is_time_machine": corpus_sha1 == CORPUS_SHA1,
         "split": "first 90% of the cleaned characters for training, last 10% held out",
-        "val_ppl": round(ppl, 4),
-        "val_bits_per_char": round(bpc, 4),
+        HELD_OUT_PPL: round(ppl, 4),
+        HELD_OUT_BPC: round(bpc, 4),
         "val_measure": "state carried across the whole held-out text, one stream",
         "best_epoch": result.best_epoch,
         "training_seconds": round(time.perf_counter() - t0, 1),
@@ -75,12 +74,10 @@ def main(argv: list[str] | None = None) -> int:
                              *[f"--set {s}" for s in args.set]]),
         "torch_version": torch.__version__,
     })
-    for row in meta["history"]:
-        row.pop("sample", None)
     (out / WEIGHTS).write_bytes(weights_bytes(result.lm.net))
-    (out / META).write_text(json.dumps(meta, indent=1))
+    (out / META).write_text(meta.to_json(samples=False))
     print(f"held-out perplexity {ppl:.3f} ({bpc:.3f} bits/char), best epoch {result.best_epoch}, "
-          f"{meta['training_seconds']} s on {result.device}; wrote {out / WEIGHTS} and {out / META}")
+          f"{meta.extra['training_seconds']} s on {result.device}; wrote {out / WEIGHTS} and {out / META}")
     return 0
 
 

@@ -6,6 +6,7 @@ progress file and run.json hold them; from_dict names what is wrong with damaged
 """
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
@@ -164,3 +165,74 @@ class RunRecord:
     @property
     def final(self) -> HistoryRow | None:
         return self.history[-1] if self.history else None
+
+
+RUN_FORMAT = "rnnlab-run/1"
+
+
+@dataclass
+class RunFile:
+    """run.json: a saved run apart from its weights, written and read here only (a saved run, the pretrained
+    model's charrnn.json, the chapter's passage_run.json). Its settings and model are kept as the plain data that
+    TrainConfig.to_dict and ModelSpec.to_dict make; what a writer adds beyond these fields (the pretrained model's
+    held-out scores, the passage run's samples) is `extra`, written at the top level beside them."""
+
+    config: dict               # core.runs.config.TrainConfig.to_dict()
+    model: dict                # core.nn.models.ModelSpec.to_dict()
+    vocab: dict                # the vocabulary's to_dict()
+    status: Status
+    message: str
+    device: str
+    elapsed_s: float
+    tokens_per_s: float
+    history: list[HistoryRow]
+    cleaning: str = "letters"
+    best_epoch: int | None = None   # written when the run kept track of it
+    format: str = RUN_FORMAT
+    rnnlab_version: str = ""
+    extra: dict = field(default_factory=dict)
+
+    _ORDER = ("format", "rnnlab_version", "config", "model", "vocab", "cleaning", "status", "message", "device",
+              "elapsed_s", "tokens_per_s", "history", "best_epoch")
+
+    def to_dict(self, samples: bool = True) -> dict:
+        """As run.json holds it; samples=False leaves the history's samples out (the shipped files keep theirs
+        elsewhere, or none)."""
+        d = {name: getattr(self, name) for name in self._ORDER}
+        d["status"] = str(self.status)
+        d["elapsed_s"] = round(self.elapsed_s, 3)
+        d["tokens_per_s"] = round(self.tokens_per_s, 1)
+        d["history"] = [{k: v for k, v in row.to_dict().items() if samples or k != "sample"} for row in self.history]
+        if self.best_epoch is None:
+            del d["best_epoch"]
+        return {**d, **self.extra}
+
+    def to_json(self, samples: bool = True) -> str:
+        return json.dumps(self.to_dict(samples), indent=1)
+
+    @classmethod
+    def from_dict(cls, data) -> "RunFile":
+        """From run.json's data; ValueError naming what is missing or damaged."""
+        if not isinstance(data, dict):
+            raise ValueError("run.json does not hold an object")
+        for name in ("config", "model", "vocab"):
+            if not isinstance(data.get(name), dict):
+                raise ValueError(f"run.json lacks its {name!r}: not an RNN Lab run")
+        try:
+            return cls(data["config"], data["model"], data["vocab"], Status.parse(data.get("status", "finished")),
+                       str(data.get("message", "")), str(data.get("device", "")),
+                       _number("run.json's elapsed_s", data.get("elapsed_s", 0.0)),
+                       _number("run.json's tokens_per_s", data.get("tokens_per_s", 0.0)),
+                       rows_from(data.get("history", []), "run.json's history"), str(data.get("cleaning", "letters")),
+                       None if data.get("best_epoch") is None else int(_number("best_epoch", data["best_epoch"])),
+                       str(data.get("format", RUN_FORMAT)), str(data.get("rnnlab_version", "")),
+                       {k: v for k, v in data.items() if k not in cls._ORDER})
+        except (TypeError, OverflowError) as exc:
+            raise ValueError(f"run.json is damaged ({exc})") from None
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> "RunFile":
+        try:
+            return cls.from_dict(json.loads(text))
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ValueError(f"run.json is not JSON ({type(exc).__name__})") from None

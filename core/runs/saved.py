@@ -4,39 +4,30 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import os
 import zipfile
+from dataclasses import fields
 from pathlib import Path
 
 from safetensors.torch import save as st_save
 
 from core import __version__
+from core.assets import ASSETS, META, REBUILD, WEIGHTS
 from core.nn.models import RNNLM
 from core.nn.sampling import LanguageModel
 from core.nn.weights import load_model
+from core.runs.record import RUN_FORMAT, HistoryRow, RunFile
 
-FORMAT = "rnnlab-run/1"
-METRIC_COLUMNS = ["epoch", "step", "train_ppl", "val_ppl", "val_bpb", "elapsed", "tokens_per_s"]
+METRIC_COLUMNS = [f.name for f in fields(HistoryRow) if f.name not in ("val_ce", "sample")]   # metrics.csv
 
 
-def run_metadata(result, extra: dict | None = None) -> dict:
-    """Everything about a finished run (a core.train.TrainResult) except its weights, as plain JSON data."""
-    return {
-        "format": FORMAT,
-        "rnnlab_version": __version__,
-        "config": result.config.to_dict(),
-        "model": result.lm.net.spec.to_dict(),
-        "vocab": result.lm.vocab.to_dict(),
-        "cleaning": result.lm.cleaning,
-        "status": str(result.status),
-        "message": result.message,
-        "device": result.device,
-        "elapsed_s": round(result.elapsed, 3),
-        "tokens_per_s": round(result.tokens_per_s, 1),
-        "history": [row.to_dict() for row in result.history],
-        **(extra or {}),
-    }
+def run_file(result, extra: dict | None = None) -> RunFile:
+    """Everything about a finished run (a core.runs.loop.TrainResult) except its weights: its run.json."""
+    extra = dict(extra or {})
+    best = extra.pop("best_epoch", None)
+    return RunFile(result.config.to_dict(), result.lm.net.spec.to_dict(), result.lm.vocab.to_dict(), result.status,
+                   result.message, result.device, result.elapsed, result.tokens_per_s, list(result.history),
+                   result.lm.cleaning, best, RUN_FORMAT, __version__, extra)
 
 
 def weights_bytes(net: RNNLM) -> bytes:
@@ -74,7 +65,7 @@ def write_files(result, out: Path, extra: dict | None = None) -> None:
     temporary file first, and the three are renamed into place only once all are written (run.json last, so a
     reader that finds it finds the weights). OSError when the disk refuses (full, read-only)."""
     files = {"weights.safetensors": weights_bytes(result.lm.net), "metrics.csv": metrics_csv(result.history).encode(),
-             "run.json": json.dumps(run_metadata(result, extra), indent=1).encode()}
+             "run.json": run_file(result, extra).to_json().encode()}
     written = []
     try:
         for name, data in files.items():
@@ -103,7 +94,7 @@ def run_zip(result) -> bytes:
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
         z.writestr("weights.safetensors", weights_bytes(result.lm.net))
-        z.writestr("run.json", json.dumps(run_metadata(result), indent=1))
+        z.writestr("run.json", run_file(result).to_json())
         z.writestr("metrics.csv", metrics_csv(result.history))
     return buf.getvalue()
 
@@ -111,10 +102,32 @@ def run_zip(result) -> bytes:
 def load_run(run_dir: str | Path, device: str = "cpu") -> LanguageModel:
     run_dir = Path(run_dir)
     try:
-        meta = json.loads((run_dir / "run.json").read_text())
+        meta = RunFile.from_json((run_dir / "run.json").read_bytes())
         weights = (run_dir / "weights.safetensors").read_bytes()
     except FileNotFoundError as exc:   # the file's name, not the folder's path (that may be a server's)
         raise ValueError(f"The run's {Path(exc.filename).name} is missing.") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except OSError as exc:
         raise ValueError(f"The run's files cannot be read ({type(exc).__name__}).") from None
-    return load_model(weights, meta, device)
+    return model_of(weights, meta, device)
+
+
+def model_of(weights: bytes, run: RunFile, device: str = "cpu") -> LanguageModel:
+    """The model a run's weights and run.json describe; its meta is run.json's data."""
+    return load_model(weights, run.model, run.vocab, run.cleaning, run.to_dict(), device)
+
+
+def load_pretrained(folder: str | Path = ASSETS, device: str = "cpu") -> LanguageModel:
+    """Load the shipped model (safetensors + JSON; never unpickles). ValueError with a clear message when
+    the files are missing or damaged."""
+    folder = Path(folder)
+    try:
+        meta = RunFile.from_json((folder / META).read_bytes())
+        weights = (folder / WEIGHTS).read_bytes()
+    except FileNotFoundError as exc:
+        raise ValueError(f"The pretrained model is missing ({Path(exc.filename).name} not found in {folder}). {REBUILD}") from None
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"The pretrained model's metadata in {folder} cannot be read ({exc}). {REBUILD}") from None
+    try:
+        return model_of(weights, meta, device)
+    except ValueError as exc:
+        raise ValueError(f"The pretrained model in {folder} is damaged: {exc} {REBUILD}") from None

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from core.text.corpus import cache_dir
 from core.runs.config import TrainConfig
-from core.runs.record import Progress, RunRecord, Status, rows_from
+from core.runs.record import Progress, RunFile, RunRecord, Status, rows_from
 
 ENV_STORE = "RNNLAB_RUNS_DIR"
 ENV_STORE_OLD = "RNNLAB_RUN_STORE"
@@ -84,15 +84,13 @@ class StoredRun(RunRecord):
     @classmethod
     def read(cls, folder: Path) -> "StoredRun":
         try:
-            meta = json.loads((Path(folder) / "run.json").read_text(encoding="utf-8"))
-            return cls(TrainConfig.from_dict(meta["config"]), rows_from(meta["history"]),
-                       Status.parse(meta["status"]), str(meta["message"]),
-                       float(meta["elapsed_s"]), meta["device"], float(meta["tokens_per_s"]),
-                       int(meta.get("best_epoch", 0)), folder=Path(folder))
+            run = RunFile.from_json((Path(folder) / "run.json").read_bytes())
+            return cls(TrainConfig.from_dict(run.config), run.history, run.status, run.message, run.elapsed_s,
+                       run.device, run.tokens_per_s, run.best_epoch or 0, folder=Path(folder))
         except FileNotFoundError:
             raise ValueError("The saved run's run.json is not in the run store (it may have been cleaned "
                              "up).") from None
-        except (OSError, KeyError, TypeError, ValueError) as exc:
+        except (OSError, ValueError) as exc:
             raise ValueError(f"The saved run's run.json is damaged ({str(exc)[:120]}).") from None
 
 
