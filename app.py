@@ -4,18 +4,19 @@ import threading
 import streamlit as st
 
 from core import __version__
-from ui.common import LABS
+from core.labs import PAGES
 from ui.sidebar import device_label
 
 st.set_page_config(page_title="RNN Lab", page_icon=":material/autorenew:", layout="wide",
                    menu_items={"About": f"RNN Lab {__version__}: an interactive lab for recurrent neural networks."})
 
-chapter = st.Page("pages/chapter.py", title="The chapter", icon=":material/menu_book:", default=True)
-labs = [st.Page(lab.path, title=lab.title, icon=lab.icon) for lab in LABS]
-exercises = st.Page("pages/exercises.py", title="Exercises", icon=":material/task_alt:")
-classroom = st.Page("pages/classroom.py", title="Class", icon=":material/groups:")
+# The menu, from the registry (core.labs.PAGES): the chapter (the home page), exercises and class, then the labs.
+menu = {"RNN Lab": [], "Labs": []}
+for entry in PAGES.values():
+    menu["Labs" if entry.lab else "RNN Lab"].append(
+        st.Page(entry.path, title=entry.title, icon=entry.icon, default=entry.key == "chapter"))
 st.set_option("client.showSidebarNavigation", True)   # the config hides the pages/ folder's menu until here
-nav = st.navigation({"RNN Lab": [chapter, exercises, classroom], "Labs": labs})
+nav = st.navigation(menu)
 
 
 @st.cache_resource(show_spinner=False)

@@ -1,7 +1,11 @@
-"""Every lab's controls, each declared once: name, type, default, range or choices, label, help, widget and URL
-key (core.settings). The page draws its controls from these declarations (ui.url_state.draw), the URL reads and
+"""The one registry of RNN Lab's pages: for each, its title, file, icon, blurb, controls and exercises (PAGES),
+and the URL keys that are not a page's controls (Url). app.py builds the menu from it, ui and the pages read
+their titles and controls from it, and the tests and benchmarks take their lists of pages and URL keys from it.
+
+Every page's controls are declared once: name, type, default, range or choices, label, help, widget and URL key
+(core.settings). The page draws its controls from these declarations (ui.url_state.draw), the URL reads and
 writes them, exercises and assignment links name them, the chapter's claim links name them, and the tests and
-benchmarks take their lists of URL names from LAB_CONTROLS, so renaming a control breaks a test, not a link.
+benchmarks take their URL names from them (url_keys, query), so renaming a control breaks a test, not a link.
 
 A field's default and range are the control's own; a page may narrow a range that depends on another control
 (n_train below T) or give the choices it only knows at run time (the session's trained models).
@@ -10,6 +14,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Literal
 
 from core.nn.cell_demo import MAX_WORD
@@ -129,9 +134,70 @@ class Classroom:
                          url="show")                               # choices: the exercise bank
 
 
-SETTINGS_OF = {"forecasting": Forecasting, "tokens": Tokens, "rnn_cell": RnnCell, "sampling": Sampling,
-               "gradient_flow": GradientFlow, "chapter": Chapter, "training": Training, "exercises": Exercises,
-               "classroom": Classroom}
+class Url(StrEnum):
+    """The URL keys that are not a page's controls (a StrEnum: each is its own text in a URL)."""
+
+    EXERCISE = "ex"            # the exercise an assignment link puts on top of a lab
+    HIDE = "hide"              # the controls (their URL keys, comma-separated) a teacher's link fixes
+    RUN = "run"                # a training run's address: a reload or a new tab finds it again
+    LEARNER = "me"             # a learner's code: their answers are kept under it
+    TEACHER = "teacher"        # a class's teacher key (the teacher's view)
+    JOIN = "join"              # a class's join code
+
+
+@dataclass(frozen=True)
+class Page:
+    """A page of the app: pages/<key>.py, its menu entry and its controls' declaration."""
+
+    key: str
+    title: str
+    icon: str
+    settings: type             # the dataclass that declares its controls (above)
+    blurb: str = ""
+    lab: bool = True           # one of the labs (the menu's "Labs"); the chapter, exercises and class are not
+    charts: bool = True        # draws charts at its defaults (the tests check each one's summary and data)
+    charts_tab: str = ""       # the tab its charts are on, when not the first
+    corpus_charts: bool = False   # its charts are drawn from the corpus (skipped without one)
+
+    @property
+    def path(self) -> str:
+        return f"pages/{self.key}.py"
+
+    @property
+    def exercises(self) -> list[str]:
+        """The keys of the exercises on this page (core.exercises.bank), in the bank's order."""
+        from core.exercises.bank import BANK
+        return [key for key, ex in BANK.items() if ex.lab == self.key]
+
+
+# The pages in menu order: the chapter (the app's home), the exercises and the class, then the labs.
+PAGES: dict[str, Page] = {p.key: p for p in (
+    Page("chapter", "The chapter", ":material/menu_book:", Chapter, lab=False),
+    Page("exercises", "Exercises", ":material/task_alt:", Exercises, lab=False, charts=False),
+    Page("classroom", "Class", ":material/groups:", Classroom, lab=False, charts=False),
+    Page("forecasting", "Forecasting", ":material/show_chart:", Forecasting,
+         "Fit an autoregressive model to a noisy sine and see why k-step forecasts fall apart."),
+    Page("tokens", "Text to tokens", ":material/text_fields:", Tokens,
+         "Clean text, cut it into characters or BPE subwords, and count n-grams until the table runs out of data.",
+         charts_tab="Counting n-grams", corpus_charts=True),
+    Page("rnn_cell", "RNN cell", ":material/memory:", RnnCell,
+         "Step the recurrence through time, see the same weights reused, and check the gradients yourself."),
+    Page("sampling", "Sampling", ":material/edit_note:", Sampling,
+         "Talk to a pretrained character RNN: prefix, temperature, top-k/top-p, and a look at its hidden state."),
+    Page("gradient_flow", "Gradient flow", ":material/waves:", GradientFlow,
+         "Turn the spectral radius of W_hh and watch the backpropagated gradient vanish or explode."),
+    Page("training", "Training", ":material/model_training:", Training,
+         "Train RNN, GRU and LSTM language models live on CPU or GPU; watch, stop, compare and export runs.",
+         charts=False),
+)}
+LABS: list[Page] = [p for p in PAGES.values() if p.lab]
+SETTINGS_OF = {key: p.settings for key, p in PAGES.items()}
+
+
+def page(key: str) -> Page:
+    if key not in PAGES:
+        raise ValueError(f"There is no page {key!r}; pages: {', '.join(PAGES)}.")
+    return PAGES[key]
 
 
 @functools.cache
@@ -147,7 +213,7 @@ def controls_of(page: str) -> dict[str, Setting]:
 
 
 def url_keys(page: str) -> list[str]:
-    """The URL names a page reads for its controls (besides ex, hide and run)."""
+    """The URL names a page reads for its controls (the others are Url's)."""
     return [s.key for s in controls_of(page).values()]
 
 
@@ -164,4 +230,23 @@ def url_query(page: str, values: dict) -> dict[str, str]:
     for name, value in values.items():
         s = by_name(page, name)
         out[s.key] = as_text(s.check(value))
+    return out
+
+
+def query(page: str, controls: dict | None = None, *, exercise: str | None = None, hide=(), **others) -> dict[str, str]:
+    """A page's URL query: its controls by their declared names (checked, url_query), an exercise on top, the
+    controls to hide (by name or URL key: the URL holds their keys), and any other Url key by its member's name in
+    lower case (run=, learner=, teacher=, join=)."""
+    out = url_query(page, controls or {})
+    if exercise is not None:
+        out[Url.EXERCISE.value] = str(exercise)
+    if hide:
+        keys = {s.key for s in controls_of(page).values()}
+        out[Url.HIDE.value] = ",".join(n if n in keys else by_name(page, n).key for n in hide)
+    for name, value in others.items():
+        try:
+            out[Url[name.upper()].value] = str(value)
+        except KeyError:
+            raise ValueError(f"There is no URL key {name!r}; they are: {', '.join(u.name.lower() for u in Url)}.") \
+                from None
     return out

@@ -14,7 +14,7 @@ import streamlit as st
 from core import classroom
 from core.exercises import types as core_ex
 from core.exercises.bank import BANK
-from core.labs import controls_of, url_query
+from core.labs import Url, controls_of, url_query
 from core.runs import store
 from ui import learner, url_state
 from ui.common import chart_text, csv_cell, plain
@@ -184,7 +184,7 @@ def exercise_answers(info: classroom.ClassInfo, attempts: list[dict], hints: lis
 def teacher_view(info: classroom.ClassInfo) -> None:
     st.header(f"Your class: {plain(info.name, 60)}")
     st.markdown(f"Learners join with this link, or by typing the code **{info.join_code}** on the Class page:")
-    st.code(f"{base_url()}/classroom?join={info.join_code}", language=None, wrap_lines=True)
+    st.code(f"{base_url()}/classroom?{Url.JOIN}={info.join_code}", language=None, wrap_lines=True)
     st.caption("Keep this page's own address to yourself: it is the teacher's key to the class.")
 
     @st.fragment(run_every=REFRESH_S)
@@ -227,7 +227,7 @@ def start_class() -> None:
                 st.error(plain(exc, 300), icon=":material/error:")
                 return
             st.query_params.clear()
-            st.query_params["teacher"] = info.teacher_token
+            st.query_params[Url.TEACHER] = info.teacher_token
             st.rerun()
 
 
@@ -257,7 +257,7 @@ def join_form(code: str) -> None:
 def main() -> None:
     url_state.page("classroom")
     st.title("Class")
-    teacher, code = st.query_params.get("teacher"), st.query_params.get("join")
+    teacher, code = st.query_params.get(Url.TEACHER), st.query_params.get(Url.JOIN)
     if teacher:
         info = classroom.class_by_teacher(teacher)
         if info is None:

@@ -8,7 +8,8 @@ import streamlit as st
 from core.exercises.bank import BANK
 from core.labs import controls_of, url_query
 from ui import exercises, url_state
-from ui.common import LABS, plain
+from core.labs import LABS
+from ui.common import plain
 
 LAB_TITLES = {**{lab.key: lab.title for lab in LABS}, "chapter": "The chapter (Act 4)"}
 

@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core.runs import loop, saved
-from core.labs import controls_of
+from core.labs import Url, controls_of
 from core.runs.record import HistoryRow, Progress, Status
 from core.runs.config import DATA, FORM_GROUPS, FORM_SETTINGS, PRESETS, SETTINGS, Preset, config_overrides, parse_overrides
 from core import classroom
@@ -174,7 +174,7 @@ def start_run(preset: Preset, source: str, number: int) -> None:
         job = job_manager().submit(config, training_text(source), session_id(), name=f"{preset.name} #{number}")
         keep_for_class(job.token, job.name, config)
         url_state.write_form(prefix, FORM_SETTINGS, config_overrides(preset.config, config))
-        st.query_params["run"] = job.token   # the run's address: a reload or a new tab finds it again
+        st.query_params[Url.RUN] = job.token   # the run's address: a reload or a new tab finds it again
         st.rerun()
 
 
@@ -190,7 +190,7 @@ def keep_for_class(key: str, name: str, config) -> None:
 
 def adopt_run_from_url() -> None:
     """A reloaded page (or the run's address opened in a new tab) gets its run back."""
-    token = st.query_params.get("run")
+    token = st.query_params.get(Url.RUN)
     if not token or any(j.token == token for j in job_manager().for_session(session_id())):
         return
     try:
@@ -352,8 +352,8 @@ def export_row(j) -> None:
         if e4.button("Delete", key=f"delete_{j.id}", icon=":material/delete:",
                      help="Remove the run from this server for good: its weights, curve and address."):
             job_manager().forget(j.id)
-            if st.query_params.get("run") == j.token:
-                del st.query_params["run"]
+            if st.query_params.get(Url.RUN) == j.token:
+                del st.query_params[Url.RUN]
             st.rerun()
 
 

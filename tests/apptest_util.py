@@ -6,9 +6,30 @@ from streamlit.testing.v1 import AppTest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def page(name: str, timeout: float = 60, **query) -> AppTest:
+def url_of(name: str, settings: dict) -> dict:
+    """A page's URL query from settings named as the registry names them (core.labs): a control by its declared
+    name (tokenizer=, not tok=), any other key by its Url member (exercise=, learner=, run=, teacher=, join=,
+    hide=); a query already made by core.labs.url_query or query passes as it is. Values go in as given,
+    unchecked, so a test can hand a page a bad one. A name the registry does not know is an error."""
+    from core.labs import Url, controls_of
+    controls, out = controls_of(name), {}
+    known = {s.key for s in controls.values()} | {u.value for u in Url}
+    for key, value in settings.items():
+        if key in controls:
+            out[controls[key].key] = value
+        elif key.upper() in Url.__members__:
+            out[Url[key.upper()].value] = value
+        elif key in known:
+            out[key] = value
+        else:
+            raise ValueError(f"{name} has no control {key!r} and there is no such URL key")
+    return out
+
+
+def page(name: str, timeout: float = 60, **settings) -> AppTest:
+    """pages/<name>.py in AppTest, its URL set from settings (url_of)."""
     at = AppTest.from_file(str(ROOT / "pages" / f"{name}.py"), default_timeout=timeout)
-    for key, value in query.items():
+    for key, value in url_of(name, settings).items():
         at.query_params[key] = value
     return at
 

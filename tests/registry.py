@@ -1,12 +1,12 @@
-"""The tests' lists of pages, URL names and cells, all read from the registries (ui.common.LABS,
-core.labs, core.nn.cells.CELLS): a new lab or cell is covered without editing a test."""
+"""The tests' lists of pages, URL names and cells, all read from the registries (core.labs.PAGES,
+core.nn.cells.CELLS): a new lab or cell is covered without editing a test."""
+from core.labs import CHAPTER_ACTS, PAGES, SETTINGS_OF, Url, url_keys
 from core.nn.cells import CELLS
-from core.labs import CHAPTER_ACTS, SETTINGS_OF, url_keys
-from ui import common
 
 
 def labs():
-    return list(common.LABS)
+    """The labs, read from the registry each time (a test may add one)."""
+    return [p for p in PAGES.values() if p.lab]
 
 
 def chart_pages() -> list[tuple[str, dict]]:
@@ -16,12 +16,13 @@ def chart_pages() -> list[tuple[str, dict]]:
 
 def page_paths() -> list[str]:
     """The address of every page: each act of the chapter, the exercises, each lab."""
-    return [f"/?act={a}" for a in CHAPTER_ACTS] + ["/exercises", "/classroom"] + [f"/{lab.key}" for lab in labs()]
+    others = [f"/{p.key}" for p in PAGES.values() if not p.lab and p.key != "chapter"]
+    return [f"/?act={a}" for a in CHAPTER_ACTS] + others + [f"/{lab.key}" for lab in labs()]
 
 
 def page_params() -> dict[str, list[str]]:
     """The URL names each page reads: its declared controls, plus the exercise and the controls a link hides."""
-    return {page: [*url_keys(page), "ex", "hide"] for page in SETTINGS_OF}
+    return {page: [*url_keys(page), Url.EXERCISE, Url.HIDE] for page in SETTINGS_OF}
 
 
 def cells() -> list[str]:

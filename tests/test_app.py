@@ -2,7 +2,7 @@
 from streamlit.testing.v1 import AppTest
 
 from apptest_util import ROOT, metric, page
-from ui.common import LABS
+from core.labs import LABS
 
 
 def test_the_app_opens_on_the_chapter():

@@ -1,9 +1,11 @@
 """A real browser (Playwright driving Debian's chromium) against a live `streamlit run app.py`."""
 import re
+from urllib.parse import urlencode
 
 import pytest
 from playwright.sync_api import Page, expect
 
+from core.labs import Url, query
 from registry import labs, page_paths
 
 pytestmark = pytest.mark.browser
@@ -264,7 +266,7 @@ def test_two_learners_train_at_once_and_both_finish(browser, app_url, corpus_fil
     expect(second.get_by_text(re.compile("Queued on the CPU, number 1 in line"))).to_be_visible()
     expect(first.get_by_text("tiny #1: running")).to_be_visible()      # the first learner's page goes on
     address = second.url
-    assert "run=" in address
+    assert f"{Url.RUN}=" in address
     second.context.close()                                # the second learner closes the tab ...
     back = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
     back.goto(address)                                     # ... and comes back to the run's address
@@ -387,17 +389,18 @@ def test_a_class_teacher_and_two_learners(browser, app_url, corpus_file):
     teacher.get_by_label("Class name").fill("Tuesday RNNs")
     teacher.get_by_role("button", name="Start the class").click()
     expect(teacher.get_by_text("Your class: Tuesday RNNs")).to_be_visible(timeout=30_000)
-    code = re.search(r"join=([A-Z0-9]{8})", teacher.locator("code").first.inner_text()).group(1)
+    code = re.search(rf"{Url.JOIN}=([A-Z0-9]{{8}})", teacher.locator("code").first.inner_text()).group(1)
     learners = {}
     for name in ("Ana", "Ben"):
         page = browser.new_context(viewport={"width": 390, "height": 900}).new_page()
-        page.goto(f"{app_url}/classroom?join={code}")
+        page.goto(f"{app_url}/classroom?{urlencode(query('classroom', join=code))}")
         page.get_by_label("Your name, as your teacher knows you").fill(name)
         page.get_by_role("button", name="Join").click()
         expect(page.get_by_text("your answers reach your teacher")).to_be_visible(timeout=30_000)
         remembered(page)
         learners[name] = page
-    link = "/gradient_flow?ex=gf_regime&scale=1.5&tanh=0&hide=scale,tanh"
+    link = "/gradient_flow?" + urlencode(query("gradient_flow", {"scale": 1.5, "use_tanh": False}, exercise="gf_regime",
+                                                 hide=["scale", "use_tanh"]))
     for name, answers in (("Ana", ("stable", "exploding")), ("Ben", ("exploding",))):
         page = learners[name]
         page.goto(app_url + link)
@@ -409,7 +412,7 @@ def test_a_class_teacher_and_two_learners(browser, app_url, corpus_file):
     ana.reload()
     expect(ana.get_by_text("You answered exploding.")).to_be_visible(timeout=30_000)
     for page, lr in ((ana, "0.01"), (learners["Ben"], "0.001")):   # a sweep: each learner's own learning rate
-        page.goto(app_url + f"/training?preset=tiny&epochs=1&lr={lr}&hide=lr")   # a second link: no code in it
+        page.goto(app_url + "/training?" + urlencode(query("training", {"preset": "tiny", "epochs": 1, "lr": lr}, hide=["lr"])))   # a second link: no code in it
         page.get_by_role("button", name="Train", exact=True).click()
         expect(page.get_by_text("tiny #1: finished")).to_be_visible(timeout=120_000)
     teacher.goto(teacher.url.split("&")[0] + "&show=gf_regime")

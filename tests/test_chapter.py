@@ -5,7 +5,7 @@ from streamlit.testing.v1 import AppTest
 from apptest_util import ROOT, page, rerun_until, shown
 from conftest import corpus_path
 from pages.chapter import ACTS
-from ui.common import LABS
+from core.labs import LABS
 
 
 def chapter(act: str | None = None) -> AppTest:

@@ -9,6 +9,9 @@ from streamlit.testing.v1 import AppTest
 
 from apptest_util import ROOT, page
 from core import classroom as C
+from core.labs import Url, by_name
+
+SHOWN = by_name("classroom", "shown").key   # the teacher's chosen exercise in the address
 
 
 @pytest.fixture
@@ -98,7 +101,7 @@ def test_every_attempt_is_kept_and_the_first_counts(root):
 
 
 def _learner_page(name, token, **query):
-    at = page(name, me=token, **query)
+    at = page(name, learner=token, **query)
     return at.run()
 
 
@@ -108,7 +111,7 @@ def test_a_learner_joins_answers_twice_reloads_and_the_teacher_sees_the_first_at
     [t for t in at.text_input if t.label.startswith("Your name")][0].input("Ana")
     [b for b in at.button if b.label == "Join"][0].click().run()
     assert not at.exception
-    token = at.query_params["me"]
+    token = at.query_params[Url.LEARNER]
     assert C.learner(token).name == "Ana"
     lab = _learner_page("gradient_flow", token)
     lab.radio(key="ex.gf_regime.answer").set_value("stable").run()
@@ -119,7 +122,7 @@ def test_a_learner_joins_answers_twice_reloads_and_the_teacher_sees_the_first_at
     assert any("first answer, the one your score counts: stable" in c.value for c in lab.caption)
     again = _learner_page("gradient_flow", token)     # a reload: a new session with the same address
     assert any("You answered exploding" in s.value for s in again.success)
-    teacher = page("classroom", teacher=info.teacher_token, show="gf_regime").run()
+    teacher = page("classroom", teacher=info.teacher_token, shown="gf_regime").run()
     assert not teacher.exception
     roster = teacher.dataframe[0].value
     row = roster[roster["learner"] == "Ana"].iloc[0]
@@ -179,11 +182,11 @@ def test_an_old_database_is_migrated_and_keeps_its_attempts(root):
 def test_the_teacher_sees_a_learner_who_checked_from_other_settings(root):
     info = C.create_class("Tuesday")
     ana = C.join(info.join_code, "Ana")
-    lab = page("gradient_flow", me=ana, ex="gf_regime", scale="0.5", tanh="0").run()   # edited: scale 0.5
+    lab = page("gradient_flow", learner=ana, exercise="gf_regime", scale="0.5", use_tanh="0").run()   # edited: scale 0.5
     lab.radio(key="ex.gf_regime.answer").set_value("vanishing").run()
     lab.button(key="ex.gf_regime.check").click().run()
     assert C.attempts(ana)[0]["settings"]["scale"] == "0.5"
-    teacher = page("classroom", teacher=info.teacher_token, show="gf_regime").run()
+    teacher = page("classroom", teacher=info.teacher_token, shown="gf_regime").run()
     roster = teacher.dataframe[0].value
     assert roster.loc[roster["learner"] == "Ana", "other settings"].iloc[0] == 1
     chart = next(c for c in teacher.get("plotly_chart") if "first answer" in c.proto.spec)
@@ -228,15 +231,15 @@ def test_the_teacher_s_chart_follows_the_class_until_the_teacher_picks_an_exerci
     info = C.create_class("Tuesday")
     ana, ben = C.join(info.join_code, "Ana"), C.join(info.join_code, "Ben")
     teacher = page("classroom", teacher=info.teacher_token).run()    # opened before anyone answered
-    before = teacher.query_params["show"]
+    before = teacher.query_params[SHOWN]
     C.record_attempt(ana, "gf_regime", "vanishing", True, "vanishing", at=10.0)
     teacher.run()
-    assert before != "gf_regime" and teacher.query_params["show"] == "gf_regime"
+    assert before != "gf_regime" and teacher.query_params[SHOWN] == "gf_regime"
     assert any("1 of 2 learners answered" in c.proto.alt for c in teacher.get("plotly_chart"))
     # a bookmarked link to an exercise nobody answered moves too, in a new session
-    moved = page("classroom", teacher=info.teacher_token, show="ch_forcing").run()
-    assert moved.query_params["show"] == "gf_regime"
+    moved = page("classroom", teacher=info.teacher_token, shown="ch_forcing").run()
+    assert moved.query_params[SHOWN] == "gf_regime"
     teacher.selectbox(key="classroom.show").set_value("fc_horizon").run()   # the teacher picks one: it stays
     C.record_attempt(ben, "gf_thirty", 0.5, False, 0.04, at=20.0)
     teacher.run()
-    assert teacher.query_params["show"] == "fc_horizon" and not teacher.exception
+    assert teacher.query_params[SHOWN] == "fc_horizon" and not teacher.exception

@@ -36,7 +36,7 @@ def test_the_parameter_calculator_names_its_largest_terms_from_the_numbers():
 
 
 def test_the_saturation_message_quotes_the_measured_slope():
-    at = page("gradient_flow", scale="2", input="3").run()
+    at = page("gradient_flow", scale="2", input_scale="3").run()
     a = gradflow.analyse(32, 2.0, 24, input_scale=3.0)
     info = " ".join(i.value for i in at.info)
     assert f"average {a.mean_slope:.2f} in this run" in info and f"{100 * a.saturated:.0f}% of the units" in info

@@ -8,10 +8,12 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from urllib.parse import urlencode
 
 import pytest
 from playwright.sync_api import expect
 
+from core.labs import Url, query
 from conftest import ROOT, _free_port, corpus_path
 
 pytestmark = pytest.mark.browser
@@ -91,7 +93,7 @@ def test_a_run_started_on_one_process_opens_on_the_other(browser, class_site, co
     here = server_of(first)
     assert here in ("app1", "app2")
     address = tab.url
-    assert "run=" in address
+    assert f"{Url.RUN}=" in address
 
     other = "app2" if here == "app1" else "app1"
     second = browser.new_context(viewport={"width": 1280, "height": 900})
@@ -115,18 +117,19 @@ def test_a_class_is_shared_by_both_processes(browser, class_site):
     teacher.get_by_label("Class name").fill("Two processes")
     teacher.get_by_role("button", name="Start the class").click()
     expect(teacher.get_by_text("Your class: Two processes")).to_be_visible(timeout=30_000)
-    code = re.search(r"join=([A-Z0-9]{8})", teacher.locator("code").first.inner_text()).group(1)
+    code = re.search(rf"{Url.JOIN}=([A-Z0-9]{{8}})", teacher.locator("code").first.inner_text()).group(1)
     here = server_of(teacher_ctx)
     other = "app2" if here == "app1" else "app1"
     learner_ctx = browser.new_context(viewport={"width": 1280, "height": 900})
     learner_ctx.add_cookies([{"name": "RNNLAB_SERVER", "value": other, "url": class_site}])   # the other process
     learner = learner_ctx.new_page()
-    learner.goto(f"{class_site}/classroom?join={code}")
+    learner.goto(f"{class_site}/classroom?{urlencode(query('classroom', join=code))}")
     learner.get_by_label("Your name, as your teacher knows you").fill("Cleo")
     learner.get_by_role("button", name="Join").click()
     expect(learner.get_by_text("your answers reach your teacher")).to_be_visible(timeout=30_000)
     remembered(learner)
-    learner.goto(class_site + "/gradient_flow?ex=gf_regime&scale=1.5&tanh=0&hide=scale,tanh")
+    learner.goto(class_site + "/gradient_flow?" + urlencode(query(
+        "gradient_flow", {"scale": 1.5, "use_tanh": False}, exercise="gf_regime", hide=["scale", "use_tanh"])))
     learner.get_by_text("exploding", exact=True).first.click()
     learner.get_by_role("button", name="Check", exact=True).first.click()
     expect(learner.get_by_text("You answered exploding.")).to_be_visible(timeout=30_000)

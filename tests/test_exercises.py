@@ -3,11 +3,13 @@ import json
 
 import pytest
 
+from core.labs import Url
+
 from apptest_util import ROOT, page, shown
 from core.exercises import cli, types as core_ex
 from core.exercises.bank import BANK, for_lab
 from conftest import corpus_path
-from ui.common import LABS
+from core.labs import LABS
 
 
 def test_the_bank_has_enough_exercises_everywhere():
@@ -113,7 +115,7 @@ def test_answer_then_check_in_a_lab():
     at.button(key="ex.gf_regime.check").click().run()
     assert not at.exception
     assert any("You answered exploding. Right." in s.value for s in at.success)
-    me = at.query_params["me"]      # the first Check gave this learner a code: their progress is on the server
+    me = at.query_params[Url.LEARNER]      # the first Check gave this learner a code: their progress is on the server
     kept = classroom.attempts(me)
     assert [(a["exercise"], a["answer"], a["correct"], a["hint_seen"]) for a in kept] == [
         ("gf_regime", "exploding", True, True)]
@@ -129,7 +131,7 @@ def test_a_wrong_number_is_graded_from_the_run():
 
 
 def test_an_assignment_link_holds_the_figures_and_fixes_controls():
-    at = page("gradient_flow", ex="gf_regime", hide="scale,tanh", scale="1.5", tanh="0").run()
+    at = page("gradient_flow", exercise="gf_regime", hide="scale,tanh", scale="1.5", use_tanh="0").run()
     assert not at.exception
     assert not at.get("plotly_chart") and any("figures appear after" in i.value for i in at.info)
     labels = [s.label for s in at.select_slider] + [t.label for t in at.toggle]
@@ -141,7 +143,7 @@ def test_an_assignment_link_holds_the_figures_and_fixes_controls():
 
 
 def test_a_stale_assignment_link_warns_and_shows_the_lab():
-    at = page("forecasting", ex="gone_exercise").run()
+    at = page("forecasting", exercise="gone_exercise").run()
     assert any("does not have" in w.value for w in at.warning) and at.get("plotly_chart")
 
 
@@ -156,7 +158,7 @@ def test_the_overview_page_lists_answers_and_offers_downloads():
     assert len(table) == len(BANK) and (table["result"] == "right").sum() == 1
     assert [m.value for m in at.metric][:2] == [f"1 of {len(BANK)}", "1"]   # no learner code: the tab's answers
     assert "/gradient_flow?" in table.loc[table["question"].str.startswith("Weight scale 1.5"), "open"].iloc[0]
-    assert any("ex=" in c.value for c in at.code)
+    assert any(f"{Url.EXERCISE}=" in c.value for c in at.code)
 
 
 def test_the_training_lab_honours_hide_and_keeps_the_link_s_values():
@@ -206,7 +208,7 @@ def test_open_it_on_its_own_sets_the_lab_up_on_the_page_the_learner_is_on():
     at.slider(key="cell.h").set_value(6).run()
     at.button(key="ex.cell_state.open").click().run()
     assert not at.exception
-    assert at.query_params["ex"] == "cell_state" and at.query_params["word"] == "unfathomable"
+    assert at.query_params[Url.EXERCISE] == "cell_state" and at.query_params["word"] == "unfathomable"
     assert at.query_params["h"] == "4" and any("figures appear after that" in i.value for i in at.info)
     at.number_input(key="ex.cell_state.answer").set_value(4).run()
     at.button(key="ex.cell_state.check").click().run()

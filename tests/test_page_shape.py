@@ -16,7 +16,6 @@ from core.nn import gradflow
 from core.exercises.bank import BANK
 from core.labs import SETTINGS_OF, controls_of, url_query
 from registry import cells, chart_pages, labs, page_params, page_paths
-from ui import common
 
 
 def shape_problems(key: str, source: str, draws_charts: bool) -> list[str]:
@@ -113,12 +112,12 @@ THROWAWAY_PAGE = textwrap.dedent('''
 
 
 def test_a_lab_added_by_the_recipe_is_covered_without_editing_a_list(tmp_path, monkeypatch):
-    from core import labs as lab_settings
+    from core import labs
     page_file = tmp_path / "throwaway.py"
     page_file.write_text(THROWAWAY_PAGE)
-    lab = common.Lab(str(page_file), "Throwaway", ":material/science:", "A lab made by the recipe.")
-    monkeypatch.setattr(common, "LABS", [*common.LABS, lab])                    # step 3: one Lab entry
-    monkeypatch.setitem(lab_settings.SETTINGS_OF, "throwaway", lab_settings.Forecasting)   # its controls
+    lab = labs.Page("throwaway", "Throwaway", ":material/science:", labs.Forecasting, "A lab made by the recipe.")
+    monkeypatch.setitem(labs.PAGES, "throwaway", lab)                         # step 3: one Page entry
+    monkeypatch.setitem(labs.SETTINGS_OF, "throwaway", labs.Forecasting)     # (derived from PAGES at import)
     assert ("throwaway", {}) in chart_pages() and "/throwaway" in page_paths()
     assert page_params()["throwaway"][:2] == ["T", "n_train"]
     assert shape_problems("throwaway", THROWAWAY_PAGE, draws_charts=True) == []

@@ -4,6 +4,8 @@ from dataclasses import replace
 
 import pytest
 
+from core.labs import Url
+
 from apptest_util import has_subheader, metric, page, rerun_until, sampling_with_session_model, shown
 from core.runs.config import PRESETS
 
@@ -62,7 +64,7 @@ def test_cell_page_two_letter_words_have_one_step_and_no_slider():
 
 
 def test_sampling_top_k_is_bounded_by_the_model():
-    at = page("sampling", topk="40").run()  # inside the old slider's range, beyond the 28-token model
+    at = page("sampling", top_k="40").run()  # inside the old slider's range, beyond the 28-token model
     assert not at.exception and not at.error
     assert at.slider(key="sampling.topk").max <= 28
     assert any("topk" in w.value for w in at.warning)
@@ -82,7 +84,7 @@ def test_sampling_page_changes_with_temperature_and_regenerates():
 
 
 def test_sampling_page_bad_query_params_and_unknown_characters():
-    at = page("sampling", temp="hot", topk="-4", prefix="Ünïcode 123!").run()
+    at = page("sampling", temperature="hot", top_k="-4", prefix="Ünïcode 123!").run()
     assert not at.exception
     assert len(at.warning) >= 2
 
@@ -100,12 +102,12 @@ def test_training_page_runs_a_tiny_job_and_exports(corpus_file):
     use.click().run()
     assert "tiny #1" in at.session_state["_rnnlab_session_models"]
     from core.runs import store
-    token = at.query_params["run"]
+    token = at.query_params[Url.RUN]
     token = token[0] if isinstance(token, list) else token
     assert store.run_folder(token).is_dir()
     [b for b in at.button if b.label == "Delete"][0].click().run()
     assert not at.exception and not any(b.label == "Use in the Sampling lab" for b in at.button)
-    assert not store.run_folder(token).exists() and "run" not in at.query_params   # gone, address too
+    assert not store.run_folder(token).exists() and Url.RUN not in at.query_params   # gone, address too
 
 
 def test_training_page_stop(corpus_file):
@@ -124,7 +126,7 @@ def test_training_run_comes_back_in_a_reloaded_tab(corpus_file):
     first.button[0].click().run()
     assert rerun_until(first, lambda a: any(": " in h.value for h in a.subheader), seconds=30)
     name = [h.value for h in first.subheader if ": " in h.value][0].split(":")[0]
-    token = first.query_params["run"]
+    token = first.query_params[Url.RUN]
     token = token[0] if isinstance(token, list) else token
     assert token and len(token) >= 10                    # not guessable from a run number
     again = page("training", preset="tiny", run=token, timeout=120).run()   # a new session: the reloaded tab
@@ -255,7 +257,7 @@ def test_an_out_of_range_number_in_the_form_is_named_not_ignored():
     errors = " ".join(shown(e) for e in at.error)
     assert "Not started" in errors and "Hidden units is 99,999; allowed: 1 to 2,048." in errors
     assert "Learning rate is 0; allowed: 1e-05 to 100." in errors
-    assert "run" not in at.query_params
+    assert Url.RUN not in at.query_params
 
 
 def test_a_learner_behind_another_run_is_queued_and_told_so(corpus_file):

@@ -195,7 +195,7 @@ def test_the_hidden_state_heatmap_writes_every_character_under_its_column():
     from apptest_util import page
     views = []
     for start in ("1", "33"):
-        at = page("sampling", hfrom=start).run()
+        at = page("sampling", hidden_from=start).run()
         assert not at.exception
         chart = next(c for c in at.get("plotly_chart") if "hidden unit" in c.proto.spec)
         spec = json.loads(chart.proto.spec)

@@ -234,7 +234,7 @@ def test_page_defaults_and_bpe(corpus_file):
 
 
 def test_page_bad_query_params(corpus_file):
-    at = page("tokens", tok="words", bpe="17", cleaning="none").run()
+    at = page("tokens", tokenizer="words", bpe_size="17", cleaning="none").run()
     assert not at.exception
     assert len(at.warning) >= 3
 

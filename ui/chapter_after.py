@@ -16,7 +16,8 @@ from typing import Callable
 import plotly.graph_objects as go
 
 from ui import texts, url_state
-from ui.common import LABS, deeper, lab_link, learner_errors, time_left
+from core.labs import LABS
+from ui.common import deeper, lab_link, learner_errors, time_left
 from ui.plots import show
 
 

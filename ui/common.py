@@ -5,51 +5,17 @@ import functools
 import inspect
 import re
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Callable, TypeVar
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
+from core.labs import PAGES, Page
+
 T = TypeVar("T")
 
 BOOK = "Dive into Deep Learning (Zhang, Lipton, Li and Smola), version 1.0, chapter 9, Recurrent Neural Networks"
 BOOK_URL = "https://d2l.ai/chapter_recurrent-neural-networks/index.html"
-
-
-@dataclass(frozen=True)
-class Lab:
-    path: str
-    title: str
-    icon: str
-    blurb: str
-    charts: bool = True        # draws charts at its defaults (the tests check each one's summary and data)
-    charts_tab: str = ""       # the tab its charts are on, when not the first
-    corpus_charts: bool = False   # its charts are drawn from the corpus (skipped without one)
-
-    @property
-    def key(self) -> str:
-        """The page's file name without .py: 'forecasting' for pages/forecasting.py."""
-        return self.path.rsplit("/", 1)[-1].removesuffix(".py")
-
-
-# The labs in navigation order. app.py builds the menu from this list; the chapter and its exercises link to them.
-LABS: list[Lab] = [
-    Lab("pages/forecasting.py", "Forecasting", ":material/show_chart:",
-        "Fit an autoregressive model to a noisy sine and see why k-step forecasts fall apart."),
-    Lab("pages/tokens.py", "Text to tokens", ":material/text_fields:",
-        "Clean text, cut it into characters or BPE subwords, and count n-grams until the table runs out of data.",
-        charts_tab="Counting n-grams", corpus_charts=True),
-    Lab("pages/rnn_cell.py", "RNN cell", ":material/memory:",
-        "Step the recurrence through time, see the same weights reused, and check the gradients yourself."),
-    Lab("pages/sampling.py", "Sampling", ":material/edit_note:",
-        "Talk to a pretrained character RNN: prefix, temperature, top-k/top-p, and a look at its hidden state."),
-    Lab("pages/gradient_flow.py", "Gradient flow", ":material/waves:",
-        "Turn the spectral radius of W_hh and watch the backpropagated gradient vanish or explode."),
-    Lab("pages/training.py", "Training", ":material/model_training:",
-        "Train RNN, GRU and LSTM language models live on CPU or GPU; watch, stop, compare and export runs.",
-        charts=False),
-]
 
 
 _MARKDOWN_SPECIAL = set("\\`*_{}[]()<>#+-.!|~$:=^&\"'")
@@ -105,16 +71,9 @@ def chart_text(text: object, limit: int = MAX_SHOWN) -> str:
     return text.replace("<", "‹").replace(">", "›")
 
 
-def lab(key: str) -> Lab:
-    for entry in LABS:
-        if entry.key == key:
-            return entry
-    raise KeyError(f"no lab {key!r} in ui.common.LABS")
-
-
-def header(key: str) -> Lab:
-    """The top of a lab page: its title and icon from the registry (written nowhere else)."""
-    entry = lab(key)
+def header(key: str) -> Page:
+    """The top of a page: its title and icon from the registry, core.labs.PAGES (written nowhere else)."""
+    entry = PAGES[key]
     st.title(f"{entry.icon} {entry.title}")
     return entry
 
@@ -129,13 +88,13 @@ def controls_beside_view(controls: Callable[[], T]) -> tuple[T, DeltaGenerator]:
     return settings, view
 
 
-def lab_link(lab: Lab | str, label: str, query: dict | None = None, icon: str | None = None) -> None:
-    """A link to a page of the app (a Lab, or a page path) with URL settings; plain text when the page runs
+def lab_link(lab: Page | str, label: str, query: dict | None = None, icon: str | None = None) -> None:
+    """A link to a page of the app (a Page, or a page path) with URL settings; plain text when the page runs
     without app.py's navigation (tests run pages on their own)."""
     from streamlit.errors import StreamlitAPIException
-    path = lab.path if isinstance(lab, Lab) else lab
+    path = lab.path if isinstance(lab, Page) else lab
     try:
-        st.page_link(path, label=label, icon=icon or (lab.icon if isinstance(lab, Lab) else None),
+        st.page_link(path, label=label, icon=icon or (lab.icon if isinstance(lab, Page) else None),
                      query_params={k: str(v) for k, v in (query or {}).items()} or None)
     except StreamlitAPIException:
         st.caption(label)
@@ -145,7 +104,7 @@ def deeper(lab_key: str, text: str, **controls) -> None:
     """A door into a lab, with its controls (by their declared names, core.labs) set to show the point
     ("text: the X lab")."""
     from core.labs import url_query
-    entry = lab(lab_key)
+    entry = PAGES[lab_key]
     lab_link(entry, f"{text}: the {entry.title} lab", url_query(lab_key, controls))
 
 

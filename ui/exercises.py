@@ -19,7 +19,7 @@ import streamlit as st
 
 from core.exercises import types as core_ex
 from core.exercises.bank import BANK, for_lab
-from core.labs import controls_of, url_query
+from core.labs import Url, controls_of, query, url_query
 from core.settings import short
 from core import classroom
 from core.exercises import cache as exercise_cache
@@ -142,15 +142,15 @@ def _solve(ex: core_ex.Exercise, settings: dict | None = None, toggle: str | Non
 
 def assigned_quietly(lab: str) -> core_ex.Exercise | None:
     """The exercise this page's URL assigns (?ex=KEY), or None."""
-    ex = BANK.get(st.query_params.get("ex", ""))
+    ex = BANK.get(st.query_params.get(Url.EXERCISE, ""))
     return ex if ex is not None and ex.lab == lab else None
 
 
 def assigned(lab: str) -> core_ex.Exercise | None:
     """The same, saying so when the URL names an exercise this lab does not have."""
     ex = assigned_quietly(lab)
-    if ex is None and "ex" in st.query_params:
-        st.warning(f"The link names an exercise {plain(st.query_params['ex'], 40)} that this lab does not have (it "
+    if ex is None and Url.EXERCISE in st.query_params:
+        st.warning(f"The link names an exercise {plain(st.query_params[Url.EXERCISE], 40)} that this lab does not have (it "
                    "may be from an older version): showing the lab and all its exercises instead.",
                    icon=":material/warning:")
     return ex
@@ -168,16 +168,13 @@ def hold_figures(lab: str) -> None:
 def assignment_query(ex: core_ex.Exercise) -> dict:
     """The URL settings that open an exercise as an assignment: the lab set up for it (its controls' URL keys
     and values, from their declarations), the exercise on top."""
-    return {**url_query(ex.lab, ex.url), "ex": ex.key}
+    return query(ex.lab, ex.url, exercise=ex.key)
 
 
 def link(ex: core_ex.Exercise, hide: list[str] | tuple = ()) -> str:
     """The relative URL of an assignment, with the controls to hide."""
     from urllib.parse import urlencode
-    query = assignment_query(ex)
-    if hide:
-        query["hide"] = ",".join(hide)
-    return f"/{'' if ex.lab == 'chapter' else ex.lab}?{urlencode(query)}"
+    return f"/{'' if ex.lab == 'chapter' else ex.lab}?{urlencode(query(ex.lab, ex.url, exercise=ex.key, hide=hide))}"
 
 
 # --- one exercise ----------------------------------------------------------------------------------------

@@ -7,9 +7,10 @@ from __future__ import annotations
 import streamlit as st
 
 from core import classroom
+from core.labs import Url
 from ui.common import plain
 
-ME = "me"
+ME = Url.LEARNER
 COOKIE = "rnnlab_me"
 _SESSION = "_rnnlab_learner"
 _WHO = "_rnnlab_learner_record"     # the learner's record, read once per session (not on every rerun)

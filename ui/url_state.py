@@ -14,6 +14,7 @@ from typing import Any, Callable, Sequence
 
 import streamlit as st
 
+from core.labs import Url
 from core.settings import Setting, as_text
 from ui.common import plain
 from ui.session import ensure_navigation
@@ -107,7 +108,7 @@ def open_here(query: dict[str, str], controls) -> None:
 
 def hidden_names() -> set[str]:
     """Controls a teacher's link fixes (?hide=tau,k): kept at their URL value and not drawn."""
-    raw = st.query_params.get("hide") or ""
+    raw = st.query_params.get(Url.HIDE) or ""
     return {n.strip() for n in raw.split(",") if n.strip()}
 
 

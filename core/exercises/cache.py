@@ -84,10 +84,25 @@ def shipped_settings(ex: Exercise) -> list[dict]:
 
 
 def computed_with() -> dict:
-    """What a run's last digits depend on besides its settings: torch's version and its CPU thread count (the
-    passage run's held-out perplexity, a memorising model's, moves by tens between one thread and two)."""
+    """What a run's last digits depend on besides its settings: torch's version, its CPU thread count (the
+    passage run's held-out perplexity, a memorising model's, moves by tens between one thread and two) and the
+    processor with the vector instructions torch uses on it (another processor's kernels round differently: the
+    seed-1 passage run's numbers on an AMD EPYC were not those baked elsewhere)."""
     import torch
-    return {"torch": torch.__version__, "threads": torch.get_num_threads()}
+    return {"torch": torch.__version__, "threads": torch.get_num_threads(), "cpu": cpu_name(),
+            "vector": torch.backends.cpu.get_cpu_capability()}
+
+
+def cpu_name() -> str:
+    """The processor's model name (Linux's /proc/cpuinfo), or the platform's word for it elsewhere."""
+    import platform
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
 
 
 def bake(bank: dict[str, Exercise], path: Path = SHIPPED) -> dict:

@@ -37,7 +37,7 @@ class Solution:
 @dataclass(frozen=True)
 class Exercise:
     key: str
-    lab: str                       # the lab page key it belongs to (ui.common.LABS, or "chapter")
+    lab: str                       # the lab page key it belongs to (core.labs.PAGES: a lab, or "chapter")
     question: str
     kind: str                      # CHOICE or NUMBER
     solve: Callable[[dict], Solution]
