@@ -22,15 +22,23 @@ nav = st.navigation(menu)
 @st.cache_resource(show_spinner=False)
 def warm_up() -> bool:
     """Once per server process, in the background: what the slowest first open (Text to tokens) computes at its
-    defaults, so that no learner waits for it. A failure here only means that page computes it on first open."""
+    defaults, so that no learner waits for it. A failure here only means that page computes it on first open.
+
+    Not a daemon: a process that ends while it runs waits for it, instead of killing it in the middle of torch's
+    or the tokenizers' native code (that aborted short runs, exit code 134). Nor does a stopping server wait
+    long: when the interpreter starts to end, before it waits for its threads, `stop` is set; the warm-up then
+    starts no further piece, and the RNN's pass over the held-out text ends at its next step (core.nn.interrupt)."""
+    stop = threading.Event()
+    threading._register_atexit(stop.set)   # called before the interpreter joins this thread at exit
+
     def work():
         try:
+            from core.nn.interrupt import interruptible
             from pages import tokens
-            tokens.warm()
-        except Exception:   # noqa: BLE001 - never let a warm-up break the server
+            with interruptible(stop):
+                tokens.warm(stop)
+        except Exception:   # noqa: BLE001 - never let a warm-up break the server (nor its being stopped)
             pass
-    # Not a daemon: a process that ends while it runs (a short test run) waits the few seconds it takes, instead of
-    # killing it in the middle of torch's or the tokenizers' native code (that aborted such runs, exit code 134).
     threading.Thread(target=work, name="rnnlab-warm-up", daemon=False).start()
     return True
 

@@ -3,6 +3,9 @@ the way the chapter writes it (one-hot inputs multiplied by W_xh at every step, 
 output layer applied per step, autograd for the backward pass, the global-norm clip summed in Python, a
 validation pass each epoch). Written here from the chapter's description, not copied.
 """
+
+HELPER_OF = 'train_speed.py'   # runs inside that bench, not on its own (tests/test_benches.py)
+
 import math
 import time
 

@@ -5,6 +5,11 @@ such a function calls, in the order a small run of the book preset first calls t
 
     python bench/config_trail.py [--list] [--root PATH]   (--root: another checkout, to compare)
 """
+
+# tests/test_benches.py runs this bench at a tiny size (RNNLAB_BENCH_TINY=1) with each argument list here
+TINY_RUNS = [[]]
+NEEDS_CORPUS = False
+
 import argparse
 import sys
 from pathlib import Path

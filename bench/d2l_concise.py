@@ -9,6 +9,9 @@ is RNNLAB_CORPUS's file (d2l finds it by its sha1 and downloads nothing). Its pr
 notebook to draw in). Prints one line: seconds in the process, validation perplexity.
 bench/train_speed.py --d2l runs this beside RNN Lab's run, interleaved.
 """
+
+HELPER_OF = 'train_speed.py'   # runs inside that bench, not on its own (tests/test_benches.py)
+
 import argparse
 import math
 import os

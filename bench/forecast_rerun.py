@@ -3,6 +3,11 @@ one rerun's time goes (cProfile inside the script's thread: the maths, building 
 
     python bench/forecast_rerun.py
 """
+
+# tests/test_benches.py runs this bench at a tiny size (RNNLAB_BENCH_TINY=1) with each argument list here
+TINY_RUNS = [[]]
+NEEDS_CORPUS = False
+
 import socket
 import statistics
 import subprocess

@@ -5,6 +5,11 @@
 
 The CPU figure is measured on the same machine in the same run (a few epochs: its tokens per second do not
 depend on how many epochs run), with every CPU thread PyTorch uses there."""
+
+# tests/test_benches.py runs this bench at a tiny size (RNNLAB_BENCH_TINY=1) with each argument list here
+TINY_RUNS = [['--presets', 'tiny', '--cpu-epochs', '1', '--seeds', '1']]
+NEEDS_CORPUS = True
+
 import argparse
 import statistics
 import time

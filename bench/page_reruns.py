@@ -2,6 +2,11 @@
 
     python bench/page_reruns.py
 """
+
+# tests/test_benches.py runs this bench at a tiny size (RNNLAB_BENCH_TINY=1) with each argument list here
+TINY_RUNS = [[]]
+NEEDS_CORPUS = False
+
 from common import rerun_ms, summary
 
 if __name__ == "__main__":

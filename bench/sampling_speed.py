@@ -2,6 +2,11 @@
 
     python bench/sampling_speed.py
 """
+
+# tests/test_benches.py runs this bench at a tiny size (RNNLAB_BENCH_TINY=1) with each argument list here
+TINY_RUNS = [[]]
+NEEDS_CORPUS = False
+
 import statistics
 import time
 import tracemalloc

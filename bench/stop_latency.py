@@ -3,6 +3,11 @@ pressed 0.4 s after the first report, the time from the press to train() returni
 
     python bench/stop_latency.py
 """
+
+# tests/test_benches.py runs this bench at a tiny size (RNNLAB_BENCH_TINY=1) with each argument list here
+TINY_RUNS = [[]]
+NEEDS_CORPUS = False
+
 import random
 import statistics
 import threading

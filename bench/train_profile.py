@@ -9,6 +9,11 @@ the functions the loop calls (the numbers it computes do not change). Beside the
 run's floating-point work, counted from its shapes, divided by this CPU's measured matrix-multiply speed at the
 run's own sizes, plus the import time no run can avoid. Medians over --repeats runs.
 """
+
+# tests/test_benches.py runs this bench at a tiny size (RNNLAB_BENCH_TINY=1) with each argument list here
+TINY_RUNS = [['--repeats', '1'], ['--preset', 'tiny', '--threads', '1', '--repeats', '1']]
+NEEDS_CORPUS = True
+
 import argparse
 import statistics
 import subprocess

@@ -15,6 +15,11 @@ backward pass), measured in one run.
                                             # own concise run (bench/d2l_concise.py in the interpreter PYTHON,
                                             # one that has d2l installed); medians and their ratio
 """
+
+# tests/test_benches.py runs this bench at a tiny size (RNNLAB_BENCH_TINY=1) with each argument list here
+TINY_RUNS = [['--book', '--full'], ['--seeds', '1', '--paths', 'rnn,book']]
+NEEDS_CORPUS = True
+
 import argparse
 import re
 import statistics

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import html
 import math
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -338,20 +339,24 @@ def largest_terms(terms: dict[str, int]) -> str:
     return f"Its largest terms here are {first} ({n1:,}) and {second} ({n2:,}).{tail}"
 
 
-def warm() -> None:
+def warm(stop: threading.Event | None = None) -> None:
     """What the lab's first open computes at its defaults, done ahead: app.py runs this once per server in the
-    background, so the first learner to open the lab finds it cached (it took seconds otherwise)."""
+    background, so the first learner to open the lab finds it cached (it took seconds otherwise). Once `stop` is
+    set (the server is stopping), no further piece starts."""
     raw = texts.time_machine_or_none()
     if raw is None:
         return
     text = texts.cleaned(raw, CONTROLS["cleaning"].default)
     kind, size = CONTROLS["tokenizer"].default, CONTROLS["bpe_size"].default
-    texts.encoded(text, kind, size)
-    texts.ngram_statistics(text, kind, size)
-    texts.top_ngrams(text, kind, size, CONTROLS["top_n"].default, 12)
-    texts.bytes_per_token_sweep(text, tuple(SIZES))
-    texts.bpe_merge_history(text, MERGES_SHOWN)
-    texts.ngram_vs_rnn(raw, CONTROLS["alpha"].default)
+    for piece in (lambda: texts.encoded(text, kind, size),
+                  lambda: texts.ngram_statistics(text, kind, size),
+                  lambda: texts.top_ngrams(text, kind, size, CONTROLS["top_n"].default, 12),
+                  lambda: texts.bytes_per_token_sweep(text, tuple(SIZES)),
+                  lambda: texts.bpe_merge_history(text, MERGES_SHOWN),
+                  lambda: texts.ngram_vs_rnn(raw, CONTROLS["alpha"].default)):
+        if stop is not None and stop.is_set():
+            return
+        piece()
 
 
 def main() -> None:

@@ -73,3 +73,38 @@ def test_a_rerun_that_carries_an_older_address_keeps_the_slider_but_a_new_link_m
     at.query_params["tau"] = "12"             # a link this session never wrote: followed
     at.run()
     assert tau().value == 12
+
+
+WARM_UP_NEVER_ENDS = """
+import sys, threading, time
+sys.path.insert(0, {root!r})
+from core.nn import interrupt
+from ui import texts
+started = threading.Event()
+
+def endless(raw, alpha):   # a warm-up piece as long as the slowest, on a loaded machine
+    started.set()
+    while True:
+        interrupt.poll()
+        time.sleep(0.01)
+
+texts.time_machine_or_none = lambda: "the time traveller spoke of the fourth dimension " * 40
+texts.ngram_vs_rnn = endless
+from streamlit.testing.v1 import AppTest
+AppTest.from_file({app!r}, default_timeout=120).run()
+assert started.wait(120), "the warm-up never reached its last piece"
+print("warm-up still running as the process ends:", any(t.name == "rnnlab-warm-up" for t in threading.enumerate()))
+"""
+
+
+def test_a_process_that_ends_does_not_wait_for_the_warm_up(tmp_path):
+    """A server stopped soon after its first page waited for app.py's warm-up (up to minutes on a loaded
+    machine). The warm-up is told when the interpreter starts to end and stops at its next step; the process
+    ends cleanly (no exit code 134 from a thread killed inside native code). A hang fails here by the timeout."""
+    import subprocess
+    import sys
+    code = WARM_UP_NEVER_ENDS.format(root=str(ROOT), app=str(ROOT / "app.py"))
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                          env={**__import__("os").environ, "RNNLAB_WARM_WORKERS": "0"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "warm-up still running as the process ends: True" in done.stdout

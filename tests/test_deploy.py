@@ -31,6 +31,18 @@ def _healthy(url: str, seconds: float = 60) -> bool:
     return False
 
 
+def _both_up(url: str, seconds: float = 60) -> bool:
+    """Until HAProxy's health checks have marked both processes up: new visitors (no cookie) are then sent to
+    each of them, as the sticky cookie it sets names."""
+    seen, deadline = set(), time.time() + seconds
+    while seen != {"app1", "app2"} and time.time() < deadline:
+        with urllib.request.urlopen(url + "/_stcore/health", timeout=5) as r:
+            cookie = r.headers.get("Set-Cookie") or ""
+        seen.update(name for name in ("app1", "app2") if f"RNNLAB_SERVER={name}" in cookie)
+        time.sleep(0.1)
+    return seen == {"app1", "app2"}
+
+
 @pytest.fixture(scope="module")
 def class_site(tmp_path_factory):
     """Two `streamlit run app.py` processes with one shared run store, behind HAProxy; yields the proxy's URL."""
@@ -59,7 +71,7 @@ def class_site(tmp_path_factory):
             assert _healthy(f"http://127.0.0.1:{port}"), "an app process did not become healthy"
         url = f"http://127.0.0.1:{front}"
         assert _healthy(url), "HAProxy did not answer"
-        time.sleep(2.5)   # its first health checks mark both processes up
+        assert _both_up(url), "HAProxy did not send requests to both app processes"
         yield url
     finally:
         for p in procs:

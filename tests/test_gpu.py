@@ -15,6 +15,7 @@ from core.nn.device import resolve_device
 from core.nn.models import ModelSpec, RNNLM
 from core.nn.sampling import sample
 from core.runs.config import TrainConfig
+from registry import cells
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU visible")
 
@@ -22,8 +23,8 @@ TEXT = ("the quick brown fox jumps over the lazy dog while the time traveller ta
         "and the psychologist doubts him and the medical man smiles ") * 40
 SMALL = dict(split="whole", truncation="detach", hidden_size=24, optimizer="adam", lr=1e-2, epochs=3, batch_size=8,
              num_steps=16, device="cuda", sample_length=20)
-SPECS = [dict(cell="scratch"), dict(cell="rnn"), dict(cell="rnn", num_layers=2), dict(cell="gru"),
-         dict(cell="lstm"), dict(cell="rnn", embed_dim=8), dict(cell="lstm", embed_dim=8, num_layers=2)]
+SPECS = [dict(cell=c) for c in cells()] + [dict(cell="rnn", num_layers=2), dict(cell="rnn", embed_dim=8),
+                                           dict(cell="lstm", embed_dim=8, num_layers=2)]   # every cell, and more
 
 
 def _loss_and_grads(net, tokens, targets, state):
@@ -65,7 +66,7 @@ def test_cuda_run_is_reproducible_and_learns():
     assert a.history[-1].val_ppl < 0.6 * a.history[0].val_ppl
 
 
-@pytest.mark.parametrize("cell", ["scratch", "rnn", "gru", "lstm"])
+@pytest.mark.parametrize("cell", cells())
 def test_cuda_and_cpu_runs_start_from_the_same_weights_and_agree(cell):
     cfg = dict(SMALL, cell=cell, epochs=1)
     gpu = T.train(TrainConfig(**cfg), TEXT)

@@ -84,7 +84,7 @@ def test_an_access_code_keeps_out_whoever_does_not_have_it(stand_ins):
         proc.wait(10)
 
 
-def test_https_with_a_certificate_and_plain_http_redirected(stand_ins, tmp_path):
+def _certificate(tmp_path):
     openssl = shutil.which("openssl")
     if openssl is None:
         pytest.skip("openssl is not installed (to make a throwaway certificate)")
@@ -93,18 +93,39 @@ def test_https_with_a_certificate_and_plain_http_redirected(stand_ins, tmp_path)
                     "-days", "1", "-subj", "/CN=localhost"], check=True, capture_output=True)
     pem = tmp_path / "rnnlab.pem"
     pem.write_bytes(cert.read_bytes() + key.read_bytes())
-    plain, secure = f"127.0.0.1:{_free_port()}", f"127.0.0.1:{_free_port()}"
-    proc = start_proxy(stand_ins, LISTEN=plain, TLS_LISTEN=secure, TLS_CERT=str(pem))
+    return cert, pem
+
+
+def redirect_of(url: str) -> str:
+    """Where plain HTTP sends the browser (the Location of the redirect, not followed)."""
+    no_redirects = urllib.request.build_opener(type("Stop", (urllib.request.HTTPRedirectHandler,),
+                                                    {"redirect_request": lambda *a, **k: None}))
+    with pytest.raises(urllib.error.HTTPError) as answer:
+        no_redirects.open(url, timeout=5)
+    assert answer.value.code in (301, 302)
+    return answer.value.headers["Location"]
+
+
+@pytest.mark.parametrize("tls_port", [True, False], ids=["TLS_PORT set (8080/8443)", "HTTPS on 443"])
+def test_https_with_a_certificate_and_plain_http_redirected_to_its_port(stand_ins, tmp_path, tls_port):
+    """The README's pattern, plain HTTP on one port and HTTPS on another: the redirect names the HTTPS port (it
+    kept the plain one, and the browser met an SSL error there), with the path and query kept."""
+    cert, pem = _certificate(tmp_path)
+    plain, secure_port = f"127.0.0.1:{_free_port()}", _free_port()
+    secure = f"127.0.0.1:{secure_port}"
+    env = dict(LISTEN=plain, TLS_LISTEN=secure, TLS_CERT=str(pem), **({"TLS_PORT": str(secure_port)} if tls_port else {}))
+    proc = start_proxy(stand_ins, **env)
     context = ssl.create_default_context(cafile=str(cert))
     context.check_hostname = False                                     # the certificate names localhost
     try:
         assert wait_for(f"https://{secure}/", 200, context=context)
         assert get(f"https://{secure}/", context=context) == (200, b"RNN Lab stand-in")
-        no_redirects = urllib.request.build_opener(type("Stop", (urllib.request.HTTPRedirectHandler,),
-                                                        {"redirect_request": lambda *a, **k: None}))
-        with pytest.raises(urllib.error.HTTPError) as answer:
-            no_redirects.open(f"http://{plain}/", timeout=5)
-        assert answer.value.code in (301, 302) and answer.value.headers["Location"].startswith("https://")
+        location = redirect_of(f"http://{plain}/forecasting?tau=8")
+        if tls_port:
+            assert location == f"https://127.0.0.1:{secure_port}/forecasting?tau=8"
+            assert get(location, context=context) == (200, b"RNN Lab stand-in")   # where it sends, HTTPS answers
+        else:
+            assert location == "https://127.0.0.1/forecasting?tau=8"            # the default port, not the plain one
     finally:
         proc.terminate()
         proc.wait(10)

@@ -39,13 +39,20 @@ def test_the_commands_the_readme_and_compose_give_are_the_ones_tested():
     assert app["RNNLAB_RAY_ADDRESS"] == "ray://host.docker.internal:10001" and app["RAY_AUTH_MODE"] == "token"
 
 
+def ray_command() -> str | None:
+    """The `ray` command of the Python running the tests (the venv scripts/test.sh made, whose bin/ is not on
+    PATH), else one on PATH."""
+    beside = os.path.join(os.path.dirname(sys.executable), "ray")
+    return beside if os.access(beside, os.X_OK) else shutil.which("ray")
+
+
 def test_a_head_a_joining_node_and_an_app_as_deployed(tmp_path):
-    ray = shutil.which("ray")
+    ray = ray_command()
     if ray is None:
         pytest.skip("Ray is optional: pip install -r requirements-ray.txt")
     gcs, client = _free_port(), _free_port()   # free ports here; the compose file's are 6379 and 10001
     env = dict(os.environ, RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=secrets.token_hex(32))
-    head_cmd = [re.sub(r"--port=6379", f"--port={gcs}", re.sub(r"=10001", f"={client}", part))
+    head_cmd = [ray if part == "ray" else re.sub(r"--port=6379", f"--port={gcs}", re.sub(r"=10001", f"={client}", part))
                 for part in compose_ray()["services"]["ray-head"]["command"]]
     head = subprocess.Popen(head_cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:

@@ -43,19 +43,21 @@ def test_a_followed_run_takes_no_slot_and_the_next_run_starts(tmp_path, monkeypa
 def test_opening_someone_s_run_shares_it_and_closing_that_tab_takes_nothing(tmp_path, monkeypatch):
     monkeypatch.setenv("RNNLAB_RUNS_DIR", str(tmp_path))
     alive = {"a", "b"}
+    now = [1000.0]
     manager = JobManager(max_cpu=1, max_gpu=0, mode="thread", session_alive=lambda sid: sid in alive,
-                         abandon_after=0.3)
+                         abandon_after=0.3, clock=lambda: now[0])
     job = wait_until_training(manager.submit(TrainConfig(**{**SMALL, "epochs": 2000}), TEXT, "a"))
     try:
         assert manager.adopt(job.token, "b") is job
         alive.discard("b")                               # B closes the tab
-        time.sleep(0.5)
+        now[0] += 0.5                                    # longer than abandon_after on the manager's clock
         assert job in manager.for_session("a") and job in manager.for_session("b")
         assert manager.unwatched_for(job) == 0 and not job.stop_event.is_set()   # A still watches: it goes on
         alive.discard("a")                               # now nobody watches
+        manager.unwatched_for(job)                       # noticed gone now ...
+        now[0] += 0.5                                    # ... and long enough ago
         deadline = time.time() + 60
-        while job.active and time.time() < deadline:
-            manager.unwatched_for(job)
+        while job.active and time.time() < deadline:     # the run's next report stops it
             time.sleep(0.1)
         assert job.status == "stopped" and "no one watching" in job.message
     finally:

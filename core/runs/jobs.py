@@ -83,7 +83,8 @@ class Job:
 class JobManager:
     def __init__(self, max_cpu: int | None = None, max_gpu: int | None = None,
                  session_alive: Callable[[str], bool] | None = None, abandon_after: float | None = None,
-                 mode: str | None = None):
+                 mode: str | None = None, clock: Callable[[], float] = time.time):
+        self.clock = clock   # the wall clock; a test hands in one it moves itself
         self.mode = mode or os.environ.get("RNNLAB_TRAIN_IN") or ("ray" if launchers.ray_address() else "process")
         if self.mode not in MODES:
             raise ValueError(f"RNNLAB_TRAIN_IN must be one of {', '.join(MODES)}, got {self.mode!r}.")
@@ -224,8 +225,8 @@ class JobManager:
             job.unwatched_since = None
             return 0.0
         if job.unwatched_since is None:
-            job.unwatched_since = time.time()
-        return time.time() - job.unwatched_since
+            job.unwatched_since = self.clock()
+        return self.clock() - job.unwatched_since
 
     def _on_progress(self, job: Job, p: Progress) -> None:
         job.status = Status.RUNNING

@@ -27,6 +27,7 @@ from core.nn.models import RNNLM, clip_gradients, detach_state, perplexity, stre
 from core.nn.sampling import LanguageModel, sample
 
 LN2 = math.log(2.0)
+SLOW_VALIDATION_S = 2.0   # a Stop skips the last validation pass when the one before took longer than this
 
 
 @dataclass
@@ -225,8 +226,8 @@ class Run:
             if time.perf_counter() - self.last_report >= self.report_every:
                 self.report(epoch - 1, ce_sum / ce_count)
         if ce_count:
-            # Stopped by the learner: skip a validation pass that would keep them waiting (over 2 s last time).
-            quick = stop is not None and stop.status != Status.DIVERGED and self.val_seconds > 2.0
+            # Stopped by the learner: skip a validation pass that would keep them waiting (slow last time).
+            quick = stop is not None and stop.status != Status.DIVERGED and self.val_seconds > SLOW_VALIDATION_S
             self.record(epoch, ce_sum / ce_count, validate=not quick)
         if stop is None:
             self.report(epoch, ce_sum / max(1, ce_count))

@@ -113,7 +113,18 @@ def train_into_store(request: dict) -> dict:
     return run(request)
 
 
+def _end_if_orphaned(server: int, asked: threading.Event, every_s: float = 0.2) -> None:
+    """A spare worker whose server has gone ends at once, even in the middle of its slow imports (it read no
+    request, so nothing is lost); once a request came, a closed stdin stops the run instead, keeping what it
+    learnt (_stop_when_server_goes)."""
+    while not asked.wait(every_s):
+        if os.getppid() != server:
+            os._exit(0)
+
+
 def main() -> int:
+    asked = threading.Event()
+    threading.Thread(target=_end_if_orphaned, args=(os.getppid(), asked), daemon=True).start()
     lower_priority()
     leave_a_core()
     sys.stdout = sys.stderr   # nothing of this process belongs on stdout
@@ -121,6 +132,7 @@ def main() -> int:
     import core.runs.loop     # noqa: F401
     import torch._dynamo      # noqa: F401  torch.optim's Adam imports it on first use (about a second)
     line = sys.stdin.readline()
+    asked.set()
     if not line:              # a spare worker whose server has gone: nothing to do
         return 0
     try:
