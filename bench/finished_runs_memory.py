@@ -7,12 +7,12 @@ their learners are gone, and the server (this process, holding the job manager) 
 (RSS) after the runs against before, both modes in one run of the script. Target (issue 19): within 50 MB with
 worker processes.
 """
+from __future__ import annotations
 
 # tests/test_benches.py runs this bench at a tiny size (RNNLAB_BENCH_TINY=1) with each argument list here
 TINY_RUNS = [['--runs', '1', '--hidden', '64']]
 NEEDS_CORPUS = False
 
-from __future__ import annotations
 
 import argparse
 import gc

@@ -6,12 +6,12 @@ Opens N tabs (headless Debian chromium) on the Training page with no run, then o
 the server process's CPU time over the same window for each; prints both as a share of one core (issue 19's
 target: 5 idle Training tabs under 5%).
 """
+from __future__ import annotations
 
 # tests/test_benches.py runs this bench at a tiny size (RNNLAB_BENCH_TINY=1) with each argument list here
 TINY_RUNS = [['--tabs', '1', '--seconds', '0.3']]
 NEEDS_CORPUS = False
 
-from __future__ import annotations
 
 import argparse
 import os

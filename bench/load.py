@@ -18,12 +18,12 @@ Then a class moving together: the largest K learners on one server process move 
 at the same instant ("now set tau to 8"), --bursts times; each learner's time to its answer (median and max),
 beside the same learners moving one at a time.
 """
+from __future__ import annotations
 
 # tests/test_benches.py runs this bench at a tiny size (RNNLAB_BENCH_TINY=1) with each argument list here
 TINY_RUNS = [['--learners', '1', '--moves', '2', '--no-training']]
 NEEDS_CORPUS = False
 
-from __future__ import annotations
 
 import argparse
 import asyncio

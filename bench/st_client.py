@@ -4,10 +4,10 @@ sent to the server's "script finished".
 
 It speaks the protocol of the installed Streamlit (its own protobuf classes), so it needs no browser.
 """
+from __future__ import annotations
 
 HELPER_OF = 'load.py'   # runs inside that bench, not on its own (tests/test_benches.py)
 
-from __future__ import annotations
 
 import asyncio
 import time

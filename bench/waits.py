@@ -16,12 +16,12 @@ What is timed, from the click or key press:
 - The RNN cell's time-step slider, Act 1's tau slider (one key press): feedback = the slider's new value (drawn
   by the browser at once); result = the URL carrying the new value, the page's rerun done.
 """
+from __future__ import annotations
 
 # tests/test_benches.py runs this bench at a tiny size (RNNLAB_BENCH_TINY=1) with each argument list here
 TINY_RUNS = [[]]
 NEEDS_CORPUS = True
 
-from __future__ import annotations
 
 import argparse
 import asyncio
