@@ -8,7 +8,6 @@ from __future__ import annotations
 
 HELPER_OF = 'load.py'   # runs inside that bench, not on its own (tests/test_benches.py)
 
-
 import asyncio
 import time
 

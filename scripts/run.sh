@@ -3,6 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/python.sh   # PY: this Python, or a .venv when the system Python refuses pip
+echo "run.sh: installing RNN Lab's packages into $PY (the first time: PyTorch, Streamlit and the rest, a few minutes) ..."
 "$PY" -m pip install -q --disable-pip-version-check -r requirements.txt
 
 # The Time Machine corpus: RNNLAB_CORPUS when set, else a copy beside the clone (as the tests use), else the
@@ -11,4 +12,5 @@ if [ -z "${RNNLAB_CORPUS:-}" ] && [ -f ../shared/data/timemachine.txt ]; then
   export RNNLAB_CORPUS=$(cd ../shared/data && pwd)/timemachine.txt
 fi
 
+echo "run.sh: starting RNN Lab on http://localhost:8501 (Ctrl+C stops it) ..."
 exec "$PY" -m streamlit run app.py "$@"

@@ -17,6 +17,7 @@ if [ -n "$missing" ]; then
 fi
 
 # requirements-ray.txt is optional for the app, but CI runs the Ray backend's tests on a local Ray instance.
+echo "test.sh: installing the test packages into $PY (the first time: a few minutes) ..."
 "$PY" -m pip install -q --disable-pip-version-check -r requirements-test.txt -r requirements-ray.txt
 
 # The Time Machine corpus: tests use a local copy when one is there (never the network).

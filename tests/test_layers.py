@@ -1,6 +1,7 @@
 """The floor plan of core/ (README, "Layout"): packages by the chapter's topics, each layer importing only from
 the layers below it, checked by import-linter's contracts in .importlinter (lint-imports), not by a graph
 written here."""
+import re
 import shutil
 import subprocess
 import sys
@@ -53,3 +54,53 @@ def test_core_files_stay_readable_in_one_sitting():
 def test_ui_never_imports_a_page():
     for path in (ROOT / "ui").glob("*.py"):
         assert "from pages" not in path.read_text() and "import pages" not in path.read_text(), path
+
+
+def layout_block() -> list[str]:
+    text = (ROOT / "README.md").read_text()
+    section = text.split("\n## Layout\n", 1)[1]
+    return section.split("```\n", 2)[1].splitlines()
+
+
+def layout_names() -> set[str]:
+    """The paths the README's Layout names: a line's first word (top level, or in core/ when indented by two),
+    and the files and folders its description names (in that folder, or from the top when they hold a '/')."""
+    named, folder = set(), ""
+    for line in layout_block():
+        indent = len(line) - len(line.lstrip())
+        words = line.strip()
+        if indent <= 2 and words:
+            first, _, words = words.partition(" ")
+            path = first if indent == 0 else f"core/{first}"
+            named.add(path.rstrip("/"))
+            folder = path if path.endswith("/") else ""
+        for token in re.findall(r"[A-Za-z_][\w./-]*[\w/]", words):
+            if "/" in token.rstrip("/"):
+                named.add(token.rstrip("/"))                  # a path from the top: core/labs.py
+            elif folder and token.endswith((".py", "/")):
+                named.add(folder + token.rstrip("/"))         # a file or folder in this line's folder
+    return named
+
+
+def test_the_readme_layout_matches_the_tree():
+    """Every file and folder the README's Layout names exists, and it names every top-level folder, every module
+    and package of core/ and every file of core's packages and of ui/."""
+    named = layout_names()
+    missing = sorted(n for n in named if not (ROOT / n).exists())
+    assert missing == [], f"the README's layout names what is not there: {missing}"
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True).stdout.split()
+    must = {t.split("/")[0] for t in tracked if "/" in t and not t.startswith(".")}
+    must |= {t for t in tracked if "/" not in t and t.endswith(".py")}
+    core = [t for t in tracked if t.startswith("core/") and t.endswith(".py") and not t.endswith("__.py")]
+    must |= {t.rsplit("/", 1)[0] if t.count("/") > 2 else t for t in core}      # core/nn/verify/x.py: core/nn/verify
+    must |= {t.rsplit("/", 1)[0] for t in core if t.count("/") == 2}            # each package of core
+    must |= {t for t in tracked if t.startswith("ui/") and t.endswith(".py") and not t.endswith("__.py")}
+    unnamed = sorted(must - named)
+    assert unnamed == [], f"the README's layout leaves out: {unnamed}"
+
+
+def test_the_readme_stays_a_five_minute_read():
+    """What RNN Lab is and how to run it; measurements live in docs/performance.md, linked from it."""
+    text = (ROOT / "README.md").read_text()
+    assert len(text.splitlines()) <= 300
+    assert "docs/performance.md" in text and (ROOT / "docs" / "performance.md").is_file()
