@@ -1,6 +1,6 @@
 """Lab 6, Training: train RNN language models live (CPU or GPU), with progress, stop, compare and export.
 
-The form is drawn from core.config.SETTINGS (one declaration per setting); runs execute outside the web server
+The form is drawn from core.runs.config.SETTINGS (one declaration per setting); runs execute outside the web server
 (core.runs.jobs: worker processes, or Ray tasks) and this page reads their progress from a fragment.
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Training settings: each declared once (core.config), checked, parsed from URLs and the command line."""
+"""Training settings: each declared once (core.runs.config), checked, parsed from URLs and the command line."""
 from dataclasses import fields, replace
 
 import pytest

@@ -116,7 +116,7 @@ def bytes_per_token_sweep(text: str, sizes: tuple[int, ...]) -> list[dict]:
 @st.cache_data(show_spinner="Counting n-grams and scoring the pretrained RNN on the held-out tenth ...",
                max_entries=16)
 def ngram_vs_rnn(raw: str, alpha: float):
-    """core.text.probe.compare_with_model against the shipped character RNN: once per text and alpha."""
+    """core.nn.probe.compare_with_model against the shipped character RNN: once per text and alpha."""
     from core.nn import probe
     from ui.model_choice import pretrained
     return probe.compare_with_model(pretrained(), raw, alpha)

@@ -25,7 +25,7 @@ def _recur(hs: torch.Tensor, h0: torch.Tensor | None, w_hh: torch.Tensor) -> tor
     h, w_t = (h0 if h0 is not None else hs.new_zeros(hs.shape[1:])), w_hh.t().contiguous()
     for t, row in enumerate(hs.unbind(0)):                 # views of the time steps, made in one call
         if t % 8 == 0:
-            poll()                                         # a Stop lands within a few steps (core.interrupt)
+            poll()                                         # a Stop lands within a few steps (core.nn.interrupt)
         h = row.addmm_(h, w_t).tanh_()
     return hs
 

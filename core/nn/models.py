@@ -168,7 +168,7 @@ STOP_CHUNK = 8   # time steps a gated cell runs between two looks at its run's s
 
 def _in_chunks(rnn: nn.Module, X: torch.Tensor, state, chunk: int = STOP_CHUNK):
     """rnn over X (batch, time, input) a few time steps at a time, the state carried from chunk to chunk: the
-    same result as one call, but Stop is looked at between chunks, forward and backward (core.interrupt)."""
+    same result as one call, but Stop is looked at between chunks, forward and backward (core.nn.interrupt)."""
     outputs = []
     for i in range(0, X.shape[1], chunk):
         interrupt.poll()

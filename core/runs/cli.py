@@ -1,6 +1,6 @@
 """The command line for training: python -m core train --preset book --device auto --out runs/book
 
-Every setting can be changed with --set NAME=VALUE (the names, types and ranges of core.config.SETTINGS).
+Every setting can be changed with --set NAME=VALUE (the names, types and ranges of core.runs.config.SETTINGS).
 A folder given with --out is checked before training starts, so a run is never trained and then lost. Ctrl-C
 stops the run after the step in progress and saves everything learnt so far (a second Ctrl-C quits at once).
 """

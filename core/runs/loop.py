@@ -4,7 +4,7 @@ train() reads as the steps of a run: prepare the data, build the model, then epo
 minibatch steps (forward, loss, backward, clip, update), a validation pass and a sample after each epoch.
 Progress goes to a callback (no printing, no UI code here); a threading.Event stops a run between steps.
 A diverging run ends with the last good weights; a stopped run keeps everything learned.
-Settings: core.config. Data: core.runs.data. Saved runs: core.runs. Command line: core.runs.cli.
+Settings: core.runs.config. Data: core.runs.data. Saved runs: core.runs.saved. Command line: core.runs.cli.
 """
 from __future__ import annotations
 
@@ -206,7 +206,7 @@ class Run:
         self.best = Best(math.inf, 0, snapshot(net))
         self.step = self.tokens_seen = 0
         self.val_seconds = 0.0
-        self.stop_event = stop_event   # checked between steps, and polled inside long ones (core.interrupt)
+        self.stop_event = stop_event   # checked between steps, and polled inside long ones (core.nn.interrupt)
         self.started = self.last_report = time.perf_counter()
         net.train()
 
