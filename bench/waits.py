@@ -33,11 +33,13 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from urllib.parse import urlencode
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import size  # noqa: E402
 from load import Round, Server, one_learner  # noqa: E402
+from core.labs import query  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 
@@ -115,7 +117,7 @@ def measure_all(base: str, browser, tiny: bool) -> dict[str, tuple[float, float]
             lambda t: (page.locator("[data-testid='stPlotlyChart'][aria-label*='pretrained RNN scores']").wait_for(
                 state="attached", timeout=ms(t)), quiet(page, t)))
 
-    sliders = (("Act 1, tau slider", "/?act=1", "Window τ", "ArrowRight"),
+    sliders = (("Act 1, tau slider", "/?" + urlencode(query("chapter", {"act": 1})), "Window τ", "ArrowRight"),
                ("RNN cell, time-step slider", "/rnn_cell", "Time step t", "ArrowRight"))
     for label, path, slider, key in sliders[:1] if tiny else sliders:
         page.goto(base + path)
@@ -127,7 +129,7 @@ def measure_all(base: str, browser, tiny: bool) -> dict[str, tuple[float, float]
                            lambda t: rerun_done(page, before, t))
 
     if not tiny:
-        page.goto(base + "/?act=5")
+        page.goto(base + "/?" + urlencode(query("chapter", {"act": 5})))
         button = page.get_by_role("button", name=re.compile("Time both"))
         button.wait_for(timeout=60_000)
         out["Time both (after the acts)"] = timed(
@@ -137,7 +139,7 @@ def measure_all(base: str, browser, tiny: bool) -> dict[str, tuple[float, float]
                 timeout=ms(t)),
             lambda t: page.get_by_text("Seconds per epoch include").first.wait_for(timeout=ms(t)))
 
-        page.goto(base + "/training?preset=passage")
+        page.goto(base + "/training?" + urlencode(query("training", {"preset": "passage"})))
         check = page.locator(".st-key-ex-tr_slow-check button")
         check.wait_for(timeout=60_000)
         page.locator(".st-key-ex-tr_slow-answer").get_by_text("no", exact=True).click()
@@ -148,7 +150,7 @@ def measure_all(base: str, browser, tiny: bool) -> dict[str, tuple[float, float]
                 page.get_by_text("You answered no")).first.wait_for(timeout=ms(t)),
             lambda t: page.get_by_text("You answered no").wait_for(timeout=ms(t)))
 
-    page.goto(base + f"/training?preset=tiny&epochs={size(2, 1)}")
+    page.goto(base + "/training?" + urlencode(query("training", {"preset": "tiny", "epochs": size(2, 1)})))
     train = page.get_by_role("button", name="Train", exact=True)
     train.wait_for(timeout=60_000)
     quiet(page)
