@@ -26,10 +26,11 @@ def url_of(name: str, settings: dict) -> dict:
     return out
 
 
-def page(name: str, timeout: float = 60, **settings) -> AppTest:
-    """pages/<name>.py in AppTest, its URL set from settings (url_of)."""
+def page(name: str, timeout: float = 60, unknown: dict | None = None, **settings) -> AppTest:
+    """pages/<name>.py in AppTest, its URL set from settings (url_of), plus `unknown`: URL keys no page reads, as
+    a hostile link may carry."""
     at = AppTest.from_file(str(ROOT / "pages" / f"{name}.py"), default_timeout=timeout)
-    for key, value in url_of(name, settings).items():
+    for key, value in {**url_of(name, settings), **(unknown or {})}.items():
         at.query_params[key] = value
     return at
 

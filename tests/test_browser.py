@@ -411,7 +411,7 @@ def test_a_class_teacher_and_two_learners(browser, app_url, corpus_file):
     ana = learners["Ana"]
     ana.reload()
     expect(ana.get_by_text("You answered exploding.")).to_be_visible(timeout=30_000)
-    for page, lr in ((ana, "0.01"), (learners["Ben"], "0.001")):   # a sweep: each learner's own learning rate
+    for page, lr in ((ana, 0.01), (learners["Ben"], 0.001)):   # a sweep: each learner's own learning rate
         page.goto(app_url + "/training?" + urlencode(query("training", {"preset": "tiny", "epochs": 1, "lr": lr}, hide=["lr"])))   # a second link: no code in it
         page.get_by_role("button", name="Train", exact=True).click()
         expect(page.get_by_text("tiny #1: finished")).to_be_visible(timeout=120_000)

@@ -37,7 +37,7 @@ def _both_up(url: str, seconds: float = 60) -> bool:
     seen, deadline = set(), time.time() + seconds
     while seen != {"app1", "app2"} and time.time() < deadline:
         with urllib.request.urlopen(url + "/_stcore/health", timeout=5) as r:
-            cookie = r.headers.get("Set-Cookie") or ""
+            cookie = " ".join(r.headers.get_all("Set-Cookie") or [])   # Streamlit sets one of its own too
         seen.update(name for name in ("app1", "app2") if f"RNNLAB_SERVER={name}" in cookie)
         time.sleep(0.1)
     return seen == {"app1", "app2"}
