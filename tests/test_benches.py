@@ -6,6 +6,7 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -45,13 +46,30 @@ def test_the_d2l_bench_says_how_to_get_d2l_when_it_is_missing(tmp_path):
     assert "Traceback" not in done.stderr
 
 
-@pytest.mark.parametrize("script,args,needs_corpus", BENCHES, ids=[f"{s}{'-' + '-'.join(a[:2]) if a else ''}" for s, a, _ in BENCHES])
-def test_the_bench_runs_at_a_tiny_size(script, args, needs_corpus, tmp_path):
-    if needs_corpus and corpus_path() is None:
-        pytest.skip("this bench trains on the corpus")
-    env = dict(os.environ, RNNLAB_BENCH_TINY="1", RNNLAB_RUNS_DIR=str(tmp_path / "runs"))
-    done = subprocess.run([sys.executable, str(ROOT / "bench" / script), *args], cwd=ROOT / "bench", env=env,
+def run_bench(script: str, args: list[str], runs: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ, RNNLAB_BENCH_TINY="1", RNNLAB_RUNS_DIR=str(runs))
+    return subprocess.run([sys.executable, str(ROOT / "bench" / script), *args], cwd=ROOT / "bench", env=env,
                           capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def tiny_runs(tmp_path_factory) -> dict:
+    """Every bench's tiny runs, two at a time (a bench mostly waits on one core, for its server, its browser or
+    its own process): the module's wall time is about half the benches' added up."""
+    from concurrent.futures import ThreadPoolExecutor
+    todo = [(i, script, args) for i, (script, args, needs) in enumerate(BENCHES) if not needs or corpus_path()]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        futures = {i: pool.submit(run_bench, script, args, tmp_path_factory.mktemp(f"bench{i}"))
+                   for i, script, args in todo}
+    return {i: f.result() for i, f in futures.items()}
+
+
+@pytest.mark.parametrize("index", range(len(BENCHES)),
+                         ids=[f"{s}{'-' + '-'.join(a[:2]) if a else ''}" for s, a, _ in BENCHES])
+def test_the_bench_runs_at_a_tiny_size(index, tiny_runs):
+    if index not in tiny_runs:
+        pytest.skip("this bench trains on the corpus")
+    done = tiny_runs[index]
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
     assert re.search(r"\d", done.stdout), done.stdout
     assert "Traceback" not in done.stderr, done.stderr[-3000:]
