@@ -15,6 +15,8 @@ COOKIE = "rnnlab_me"
 _SESSION = "_rnnlab_learner"
 _WHO = "_rnnlab_learner_record"     # the learner's record, read once per session (not on every rerun)
 _COOKIE_SET = "_rnnlab_cookie_set"
+_FORGOTTEN = "_rnnlab_forgotten"    # this session forgot its learner: the cookie it arrived with counts no more
+_CLEAR_COOKIE = "_rnnlab_clear_cookie"   # the cookie is cleared on the next run (a rerun drops this run's frame)
 
 
 def _lookup(token: str) -> classroom.Learner | None:
@@ -27,6 +29,8 @@ def _lookup(token: str) -> classroom.Learner | None:
 def keep_in_url() -> None:
     """Every page calls this first (url_state.page): the address carries the learner's token, from the URL, this
     session or the browser's cookie, in that order."""
+    if st.session_state.pop(_CLEAR_COOKIE, False):
+        remember(None)
     token = st.query_params.get(ME)
     known = st.session_state.get(_SESSION)
     if token and token != known:
@@ -36,7 +40,8 @@ def keep_in_url() -> None:
             st.warning("This address carries a learner code this server does not know (it may be from another "
                        "server, or mistyped): your answers here start afresh.", icon=":material/warning:")
             del st.query_params[ME]
-    if known is None:
+    if known is None and not st.session_state.get(_FORGOTTEN):
+        # the cookies the session arrived with: they never change during it, so after "Not you?" they are stale
         cookie = st.context.cookies.get(COOKIE) if st.context.cookies else None
         if cookie and _lookup(cookie) is not None:
             st.session_state[_SESSION] = known = cookie
@@ -89,12 +94,14 @@ def become(token: str) -> None:
 
 
 def forget() -> None:
-    """'Not you?': this browser forgets the learner (their answers stay on the server under their code)."""
+    """'Not you?': this browser forgets the learner (their answers stay on the server under their code): the
+    session, the address and, on the run that follows, the cookie (the next person at this computer is greeted
+    by nobody, in this tab or a new one)."""
     st.session_state.pop(_SESSION, None)
     st.session_state.pop(_WHO, None)
+    st.session_state[_FORGOTTEN] = st.session_state[_CLEAR_COOKIE] = True
     if ME in st.query_params:
         del st.query_params[ME]
-    remember(None)
 
 
 def badge() -> None:
