@@ -89,14 +89,47 @@ def database(root: Path | None = None) -> Path:
     return (root or store_root()) / DB_NAME
 
 
+BUSY_TIMEOUT_S = 10.0   # how long one try waits for another process's write to end
+WRITE_TRIES = 6         # then a write is tried again, after a pause that grows (a class answering at once, loaded)
+
+
+def _busy(exc: Exception) -> bool:
+    """SQLite's "database is locked" or "busy": another connection holds the write lock."""
+    return isinstance(exc, sqlite3.OperationalError) and any(w in str(exc) for w in ("locked", "busy"))
+
+
+def _pause(attempt: int) -> None:
+    time.sleep(min(1.0, 0.05 * 2 ** attempt) * (0.5 + secrets.randbelow(1000) / 1000))
+
+
+def _write(root: Path | None, work):
+    """work(conn) in one transaction, tried again while the database is busy beyond a try's timeout (it failed
+    1 and 65 of 4,800 writes under overload, and the attempt was lost). ValueError in a learner's words when it
+    stays busy."""
+    for attempt in range(WRITE_TRIES):
+        try:
+            with closing(connect(root)) as conn, conn:
+                conn.execute("BEGIN IMMEDIATE")   # the write lock first: what work reads stays true until it writes
+                return work(conn)
+        except sqlite3.OperationalError as exc:
+            if not _busy(exc):
+                raise
+        if attempt + 1 < WRITE_TRIES:
+            _pause(attempt)
+    raise ValueError("The class records are too busy to keep this just now (many answers at once): press the button "
+                     "again in a moment.")
+
+
 def connect(root: Path | None = None) -> sqlite3.Connection:
     """A connection to the classroom database, created and migrated to the newest schema when needed."""
     path = database(root)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(path, timeout=10.0)
+        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S)
         conn.execute("PRAGMA journal_mode=WAL")
     except (OSError, sqlite3.Error) as exc:
+        if _busy(exc):
+            raise   # another process is writing: the caller tries again (_write)
         raise ValueError(f"The class records cannot be opened in {path.parent} ({exc}): set RNNLAB_RUNS_DIR to a "
                          "writable folder.") from None
     conn.execute("PRAGMA foreign_keys=ON")
@@ -161,9 +194,9 @@ def create_class(name: str, root: Path | None = None) -> ClassInfo:
     name = check_name(name, "class name")
     code = "".join(secrets.choice(_CODE_ALPHABET) for _ in range(8))
     teacher = secrets.token_urlsafe(24)
-    with closing(connect(root)) as conn, conn:
-        cur = conn.execute("INSERT INTO classes (name, join_code, teacher_token, created) VALUES (?, ?, ?, ?)",
-                           (name, code, teacher, time.time()))
+    cur = _write(root, lambda conn: conn.execute(
+        "INSERT INTO classes (name, join_code, teacher_token, created) VALUES (?, ?, ?, ?)",
+        (name, code, teacher, time.time())))
     return ClassInfo(cur.lastrowid, name, code, teacher)
 
 
@@ -197,25 +230,26 @@ def join(code: str, name: str, root: Path | None = None, token: str | None = Non
     if alone is not None and alone.class_id is not None:
         raise ValueError(f"You are already in {alone.class_name}: to join another class, press 'Not you? Forget "
                          "me here' first.")
-    try:
-        with closing(connect(root)) as conn, conn:
-            if alone is not None:
-                conn.execute("UPDATE learners SET class_id = ?, name = ? WHERE token = ?", (found.id, name, token))
-                return token
-            token = secrets.token_urlsafe(18)
+    new = token if alone is not None else secrets.token_urlsafe(18)
+
+    def work(conn):
+        if alone is not None:
+            conn.execute("UPDATE learners SET class_id = ?, name = ? WHERE token = ?", (found.id, name, new))
+        else:
             conn.execute("INSERT INTO learners (token, class_id, name, created) VALUES (?, ?, ?, ?)",
-                         (token, found.id, name, time.time()))
+                         (new, found.id, name, time.time()))
+    try:
+        _write(root, work)
     except sqlite3.IntegrityError:
         raise ValueError(f"Someone in {found.name} already uses the name {name!r}: add an initial.") from None
-    return token
+    return new
 
 
 def learner_alone(root: Path | None = None) -> str:
     """A token for a learner without a class (their progress then survives a reload too)."""
     token = secrets.token_urlsafe(18)
-    with closing(connect(root)) as conn, conn:
-        conn.execute("INSERT INTO learners (token, class_id, name, created) VALUES (?, NULL, '', ?)",
-                     (token, time.time()))
+    _write(root, lambda conn: conn.execute(
+        "INSERT INTO learners (token, class_id, name, created) VALUES (?, NULL, '', ?)", (token, time.time())))
     return token
 
 
@@ -235,24 +269,26 @@ def _value(x) -> str:
 
 
 def record_hint(token: str, exercise: str, root: Path | None = None) -> None:
-    with closing(connect(root)) as conn, conn:
-        conn.execute("INSERT OR IGNORE INTO hints (learner, exercise, at) VALUES (?, ?, ?)",
-                     (token, exercise, time.time()))
+    _write(root, lambda conn: conn.execute("INSERT OR IGNORE INTO hints (learner, exercise, at) VALUES (?, ?, ?)",
+                                           (token, exercise, time.time())))
 
 
 def record_attempt(token: str, exercise: str, answer, correct: bool, computed, source: str = "check",
                    root: Path | None = None, at: float | None = None, settings: dict | None = None) -> None:
     """Keep one attempt: the answer, its grade, the value the run computed, whether the hint had been opened and
     whether an earlier attempt had already shown the solution; source says where it came from (check, restore)."""
-    with closing(connect(root)) as conn, conn:
+    answer, computed = _value(answer), _value(computed)   # checked before any try
+
+    def work(conn):
         hint = conn.execute("SELECT 1 FROM hints WHERE learner = ? AND exercise = ?", (token, exercise)).fetchone()
         before = conn.execute("SELECT 1 FROM attempts WHERE learner = ? AND exercise = ?",
                               (token, exercise)).fetchone()
         conn.execute("INSERT INTO attempts (learner, exercise, answer, correct, computed, hint_seen, after_solution, "
                      "source, at, settings) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                     (token, exercise, _value(answer), int(bool(correct)), _value(computed), int(hint is not None),
+                     (token, exercise, answer, int(bool(correct)), computed, int(hint is not None),
                       int(before is not None), source, time.time() if at is None else at,
                       json.dumps({str(k): str(v) for k, v in (settings or {}).items()})))
+    _write(root, work)
 
 
 def attempts(token: str, root: Path | None = None) -> list[dict]:
@@ -285,16 +321,15 @@ def hints(token: str, root: Path | None = None) -> set[str]:
 
 
 def record_run(token: str, run_key: str, name: str, config: dict, root: Path | None = None) -> None:
-    with closing(connect(root)) as conn, conn:
-        conn.execute("INSERT OR IGNORE INTO runs (learner, run_key, name, config, created) VALUES (?, ?, ?, ?, ?)",
-                     (token, run_key, name, json.dumps(config), time.time()))
+    _write(root, lambda conn: conn.execute(
+        "INSERT OR IGNORE INTO runs (learner, run_key, name, config, created) VALUES (?, ?, ?, ?, ?)",
+        (token, run_key, name, json.dumps(config), time.time())))
 
 
 def keep_history(run_key: str, history: list[HistoryRow], root: Path | None = None) -> None:
     """Copy a run's curve in, so the class keeps it after the run store has cleaned the run away."""
-    with closing(connect(root)) as conn, conn:
-        conn.execute("UPDATE runs SET history = ? WHERE run_key = ?",
-                     (json.dumps([row.to_dict() for row in history]), run_key))
+    _write(root, lambda conn: conn.execute("UPDATE runs SET history = ? WHERE run_key = ?",
+                                           (json.dumps([row.to_dict() for row in history]), run_key)))
 
 
 def roster(class_id: int, root: Path | None = None) -> list[Learner]:
