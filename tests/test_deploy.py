@@ -113,7 +113,7 @@ def test_a_run_started_on_one_process_opens_on_the_other(browser, class_site, co
     tab2 = second.new_page()
     tab2.goto(address)
     expect(tab2.get_by_text("tiny #1: finished")).to_be_visible(timeout=60_000)
-    expect(tab2.locator("[data-testid='stMetric']", has_text="Validation perplexity")).to_be_visible()
+    expect(tab2.locator("[data-testid='stMetric']", has_text="Validation perplexity")).to_be_visible(timeout=30_000)
     assert server_of(second) == other                    # it really was served by the other process
     assert tab.get_by_text(re.compile(r"Validation perplexity")).first.is_visible()
     first.close()
