@@ -140,6 +140,24 @@ def test_exercises_in_two_labs_update_the_overview(page: Page, app_url, shots_di
     expect(box.locator("[data-testid='stMetricValue']")).to_have_text(f"2 of {len(BANK)}", timeout=15_000)
     no_exception(page)
     page.screenshot(path=str(shots_dir / "exercises.png"), full_page=True)
+    not_you_forgets_the_learner(page, app_url, len(BANK))
+
+
+def not_you_forgets_the_learner(page: Page, app_url: str, exercises: int) -> None:
+    """On a shared computer: after "Not you? Forget me here" neither this tab nor a new one greets the learner
+    (the address loses its code and the cookie goes, though the session arrived with it)."""
+    has_cookie = lambda: any(c["name"] == "rnnlab_me" and c["value"] for c in page.context.cookies())  # noqa: E731
+    wait_until(has_cookie, "the learner's cookie was never set", page)
+    page.get_by_role("button", name="Not you? Forget me here").click()
+    expect(page.get_by_role("button", name="Not you? Forget me here")).to_have_count(0, timeout=30_000)
+    wait_until(lambda: not has_cookie(), "the learner's cookie stayed", page)
+    assert f"{Url.LEARNER}=" not in page.url
+    fresh = page.context.new_page()                     # the next person, in a new tab of the same browser
+    fresh.goto(app_url + "/exercises")
+    box = fresh.locator("[data-testid='stMetric']", has_text="Answered")
+    expect(box.locator("[data-testid='stMetricValue']")).to_have_text(f"0 of {exercises}", timeout=30_000)
+    assert f"{Url.LEARNER}=" not in fresh.url
+    expect(fresh.get_by_role("button", name="Not you? Forget me here")).to_have_count(0)
 
 
 
@@ -150,28 +168,6 @@ def wait_until(condition, what: str, page: Page, seconds: float = 30) -> None:
         assert time.monotonic() < deadline, what
         page.wait_for_timeout(100)
 
-
-def test_not_you_forgets_the_learner_in_this_browser(page: Page, app_url):
-    """On a shared computer: after "Not you? Forget me here" neither this tab nor a new one greets the learner
-    (the address loses its code and the cookie goes, though the session arrived with it)."""
-    from core.exercises.bank import BANK
-    open_lab(page, app_url, "Gradient flow")
-    card = page.locator("[data-testid='stVerticalBlock']", has_text="Weight scale 1.5, no tanh").last
-    card.get_by_text("exploding", exact=True).click()
-    card.get_by_role("button", name="Check", exact=True).click()
-    expect(page.get_by_text("You answered exploding.")).to_be_visible(timeout=30_000)
-    has_cookie = lambda: any(c["name"] == "rnnlab_me" and c["value"] for c in page.context.cookies())  # noqa: E731
-    wait_until(has_cookie, "the learner's cookie was never set", page)
-    page.get_by_role("button", name="Not you? Forget me here").click()
-    expect(page.get_by_role("button", name="Not you? Forget me here")).to_have_count(0, timeout=30_000)
-    wait_until(lambda: not has_cookie(), "the learner's cookie stayed", page)
-    assert f"{Url.LEARNER}=" not in page.url
-    fresh = page.context.new_page()                     # the next person, in a new tab of the same browser
-    fresh.goto(app_url + "/exercises")
-    box = fresh.locator("[data-testid='stMetric']", has_text="Answered")
-    expect(box.locator("[data-testid='stMetricValue']")).to_have_text(f"0 of {len(BANK)}", timeout=30_000)
-    assert f"{Url.LEARNER}=" not in fresh.url
-    expect(fresh.get_by_role("button", name="Not you? Forget me here")).to_have_count(0)
 
 PHONE_PAGES = page_paths()
 OVERFLOW = """() => { const main = document.querySelector('[data-testid="stMain"]');
