@@ -166,8 +166,8 @@ class Page:
     @property
     def exercises(self) -> list[str]:
         """The keys of the exercises on this page (core.exercises.bank), in the bank's order."""
-        from core.exercises.bank import BANK
-        return [key for key, ex in BANK.items() if ex.lab == self.key]
+        from core.exercises.bank import for_lab
+        return [ex.key for ex in for_lab(self.key)]
 
 
 # The pages in menu order: the chapter (the app's home), the exercises and the class, then the labs.
@@ -192,12 +192,6 @@ PAGES: dict[str, Page] = {p.key: p for p in (
 )}
 LABS: list[Page] = [p for p in PAGES.values() if p.lab]
 SETTINGS_OF = {key: p.settings for key, p in PAGES.items()}
-
-
-def page(key: str) -> Page:
-    if key not in PAGES:
-        raise ValueError(f"There is no page {key!r}; pages: {', '.join(PAGES)}.")
-    return PAGES[key]
 
 
 @functools.cache

@@ -7,7 +7,7 @@ from core.labs import Url
 
 from apptest_util import ROOT, page, shown
 from core.exercises import cli, types as core_ex
-from core.exercises.bank import BANK, for_lab
+from core.exercises.bank import BANK
 from conftest import corpus_path
 from core.labs import LABS, PAGES
 
@@ -16,7 +16,6 @@ def test_the_bank_has_enough_exercises_everywhere():
     assert len(BANK) >= 15
     for lab in [lab.key for lab in LABS] + ["chapter"]:
         assert len(PAGES[lab].exercises) >= 2, lab             # the registry lists each page's exercises
-        assert PAGES[lab].exercises == [ex.key for ex in for_lab(lab)]
     assert {"ch_held_out", "ch_forcing"} <= set(BANK)          # Act 4's passage run and teacher forcing
     for ex in BANK.values():
         assert ex.question and ex.hint and ex.kind in (core_ex.CHOICE, core_ex.NUMBER)

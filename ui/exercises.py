@@ -18,8 +18,8 @@ import pandas as pd
 import streamlit as st
 
 from core.exercises import types as core_ex
-from core.exercises.bank import BANK
-from core.labs import PAGES, Url, controls_of, query, url_query
+from core.exercises.bank import BANK, for_lab
+from core.labs import Url, controls_of, query, url_query
 from core.settings import short
 from core import classroom
 from core.exercises import cache as exercise_cache
@@ -241,7 +241,7 @@ def card(ex: core_ex.Exercise) -> None:
 def section(lab: str) -> None:
     """The lab's Exercises (the assigned one, if any, is drawn at the top of the page instead)."""
     assigned_ex = assigned_quietly(lab)
-    exs = [BANK[key] for key in PAGES[lab].exercises if assigned_ex is None or key != assigned_ex.key]
+    exs = [ex for ex in for_lab(lab) if assigned_ex is None or ex.key != assigned_ex.key]
     if not exs:
         return
     st.header("Exercises")
