@@ -232,9 +232,24 @@ new MutationObserver(() => { if (document.querySelector('.katex-display') && ![.
   .observe(document, {subtree: true, childList: true, characterData: true, attributes: true});"""
 
 
+PANEL_GAP = """() => {
+    const p = document.querySelector('.st-key-lab-controls');
+    if (!p) return null;
+    p.scrollIntoView({block: 'start'});
+    const view = p.closest('[data-testid="stColumn"]').nextElementSibling;
+    return [view.getBoundingClientRect().top - p.getBoundingClientRect().top, p.getBoundingClientRect().height]; }"""
+
+
 def test_no_page_scrolls_sideways_on_a_phone(browser, app_url, shots_dir):
+    """One walk over every page at 390 px: no sideways scroll, every chart labelled, no labels running into each
+    other, no equation ever drawn without the phone styles; and (issue 30: Forecasting's six controls stood about
+    1000 px above its chart, so a slider move showed nothing) a lab's controls panel takes at most 45% of the
+    screen and what the controls move starts on the same screen (labs that lay their controls out inline, as the
+    RNN cell does, have no panel)."""
     phone = browser.new_page(viewport={"width": 390, "height": 844})
     phone.add_init_script(UNSTYLED_WATCH)
+    panels = {f"/{lab.key}" for lab in labs() if lab.charts and not lab.corpus_charts}
+    measured = []
     try:
         for path in PHONE_PAGES:
             phone.goto(app_url + path)
@@ -243,6 +258,11 @@ def test_no_page_scrolls_sideways_on_a_phone(browser, app_url, shots_dir):
             assert phone.evaluate(OVERFLOW) == [0, 0, 0, 0], path   # no sideways scroll; every chart labelled
             assert phone.evaluate(OVERLAPS) == [], path              # and no chart's labels run into each other
             assert phone.evaluate("() => window.__unstyled") == 0, path  # no equation ever drawn without the styles
+            if path in panels and (shape := phone.evaluate(PANEL_GAP)) is not None:
+                gap, height = shape
+                assert height <= 0.45 * 844 and gap < 844, (path, height, gap)
+                measured.append(path)
+        assert "/forecasting" in measured, measured
         phone.screenshot(path=str(shots_dir / "training_phone.png"), full_page=True)
     finally:
         phone.close()
@@ -281,7 +301,8 @@ def test_a_removed_upload_is_no_longer_used(page: Page, app_url, tmp_path):
 def test_two_learners_train_at_once_and_both_finish(browser, app_url, corpus_file):
     """Two browser contexts (two learners) press Train together on a server that trains one CPU run at a time:
     the first trains, the second sees its place in the queue, closes its tab and comes back to its run's
-    address; both runs finish."""
+    address; the first learner stops their run, which keeps what it learnt and frees the CPU for the second,
+    which then finishes."""
     first, second = [browser.new_context(viewport={"width": 1280, "height": 900}).new_page() for _ in range(2)]
     first.goto(app_url + "/training?preset=tiny&epochs=12")   # long enough to queue the second
     second.goto(app_url + "/training?preset=tiny&epochs=2")
@@ -298,8 +319,12 @@ def test_two_learners_train_at_once_and_both_finish(browser, app_url, corpus_fil
     second.context.close()                                # the second learner closes the tab ...
     back = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
     back.goto(address)                                     # ... and comes back to the run's address
+    expect(back.get_by_text("tiny #1: queued")).to_be_visible(timeout=30_000)
+    first.get_by_role("button", name="Stop", exact=True).click()
+    expect(first.get_by_text("tiny #1: stopped")).to_be_visible(timeout=60_000)
+    expect(first.locator("[data-testid='stMetric']", has_text="Validation perplexity")).to_be_visible()
+    expect(back.get_by_text("tiny #1: finished")).to_be_visible(timeout=180_000)
     for tab in (first, back):
-        expect(tab.get_by_text("tiny #1: finished")).to_be_visible(timeout=180_000)
         no_exception(tab)
     back.context.close()
     first.context.close()
@@ -316,7 +341,7 @@ def test_a_cold_start_never_shows_the_pages_folder_as_a_menu(browser, tmp_path):
     port = _free_port()
     server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port",
                                str(port), "--server.address", "127.0.0.1", "--server.headless", "true"], cwd=ROOT,
-                              env=dict(__import__("os").environ, RNNLAB_CACHE_DIR=str(tmp_path)),
+                              env=dict(__import__("os").environ, RNNLAB_CACHE_DIR=str(tmp_path), RNNLAB_WARM_WORKERS="0"),
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     page = browser.new_page()
     try:
@@ -374,34 +399,6 @@ def test_a_check_that_trains_shows_its_progress_and_cancel_stops_it(browser, tmp
         page.close()
         server.terminate()
         server.wait(10)
-
-
-def test_on_a_phone_a_lab_s_controls_and_its_first_figure_share_the_screen(browser, app_url):
-    """Issue 30: Forecasting's six controls stood about 1000 px above its chart at 390 px, so a slider move
-    showed nothing. A lab's controls panel takes at most 45% of a phone's screen and what the controls move starts
-    on the same screen (labs that lay their controls out inline, as the RNN cell does, have no panel)."""
-    from registry import labs
-    phone = browser.new_page(viewport={"width": 390, "height": 844})
-    measured = []
-    try:
-        for lab in [lab for lab in labs() if lab.charts and not lab.corpus_charts]:
-            phone.goto(f"{app_url}/{lab.key}")
-            expect(phone.locator("[data-testid='stPlotlyChart']").first).to_be_visible(timeout=30_000)
-            panel = phone.locator(".st-key-lab-controls")
-            if panel.count() == 0:
-                continue
-            expect(panel).to_be_visible(timeout=30_000)
-            gap, height = phone.evaluate("""() => {
-                const p = document.querySelector('.st-key-lab-controls');
-                p.scrollIntoView({block: 'start'});
-                const view = p.closest('[data-testid="stColumn"]').nextElementSibling;
-                return [view.getBoundingClientRect().top - p.getBoundingClientRect().top,
-                        p.getBoundingClientRect().height]; }""")
-            assert height <= 0.45 * 844 and gap < 844, (lab.key, height, gap)
-            measured.append(lab.key)
-        assert "forecasting" in measured, measured
-    finally:
-        phone.close()
 
 
 from test_deploy import remembered  # noqa: E402
