@@ -16,11 +16,11 @@ import re
 import secrets
 import sqlite3
 import time
-import unicodedata
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.checks import check_display_name, looks_like
 from core.runs.record import HistoryRow, rows_from
 
 DB_NAME = "classroom.sqlite3"
@@ -166,16 +166,7 @@ def migrate(conn: sqlite3.Connection) -> int:
 
 def check_name(name: object, what: str = "name") -> str:
     """A display name: plain text of 1 to NAME_MAX characters, no control characters, spaces tidied."""
-    if not isinstance(name, str):
-        raise ValueError(f"Type a {what}.")
-    name = " ".join(unicodedata.normalize("NFC", name).split())
-    if not name:
-        raise ValueError(f"Type a {what}.")
-    if len(name) > NAME_MAX:
-        raise ValueError(f"A {what} has at most {NAME_MAX} characters.")
-    if any(unicodedata.category(c).startswith("C") for c in name):
-        raise ValueError(f"A {what} cannot contain control characters.")
-    return name
+    return check_display_name(name, what, NAME_MAX)
 
 
 def is_token(token: object) -> bool:
@@ -233,6 +224,12 @@ def join(code: str, name: str, root: Path | None = None, token: str | None = Non
     new = token if alone is not None else secrets.token_urlsafe(18)
 
     def work(conn):
+        for (other,) in conn.execute("SELECT name FROM learners WHERE class_id = ? AND token != ?", (found.id, new)):
+            if other == name:
+                raise ValueError(f"Someone in {found.name} already uses the name {name!r}: add an initial.")
+            if looks_like(name, other):
+                raise ValueError(f"Someone in {found.name} is already called {other!r}, which reads the same as "
+                                 f"{name!r}: add an initial, or ask your teacher.")
         if alone is not None:
             conn.execute("UPDATE learners SET class_id = ?, name = ? WHERE token = ?", (found.id, name, new))
         else:

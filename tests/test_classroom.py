@@ -85,6 +85,27 @@ def test_joining_keeps_a_learner_s_answers_and_names_are_unique_in_a_class(root)
     assert C.class_attempts(other.id) == []          # one class never sees another's answers
 
 
+def test_a_look_alike_of_a_name_in_the_class_is_refused(root):
+    """Issue 42: names are compared as they read (NFKC, case folded, look-alike letters as Latin ones), so nobody
+    joins as a copy of a classmate; names that only look different are fine, and emoji sequences are names."""
+    info = C.create_class("Tuesday")
+    C.join(info.join_code, "WS One")
+    for twin in ("ws one", "WЅ One", "ＷＳ Ｏｎｅ", "WS 0ne", "Ws ОnЕ"):
+        with pytest.raises(ValueError, match="already called 'WS One', which reads the same"):
+            C.join(info.join_code, twin)
+    C.join(info.join_code, "AIex")            # a capital I: it reads as Alex ...
+    with pytest.raises(ValueError, match="reads the same"):
+        C.join(info.join_code, "Alex")         # ... so Alex is taken
+    for fine in ("WS Two", "Ana María", "Ana Maria", "👩\u200d🔬 Ana", "👩\u200d🔬 Ben", "🏴\U000e0067\U000e0062\U000e007f Cy"):
+        C.join(info.join_code, fine)
+    assert len(C.roster(info.id)) == 8
+    for bad, why in (("\u202eenO SW", "control"), ("\u200d", "can be seen"), ("Ana\u200bBen", "control")):
+        with pytest.raises(ValueError, match=why):
+            C.join(info.join_code, bad)
+    other = C.create_class("Wednesday")
+    C.join(other.join_code, "ws one")          # another class may have its own WS One
+
+
 def test_every_attempt_is_kept_and_the_first_counts(root):
     me = C.learner_alone()
     C.record_attempt(me, "gf_thirty", 0.5, False, 0.0424)
