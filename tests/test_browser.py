@@ -424,6 +424,7 @@ def test_a_class_teacher_and_two_learners(browser, app_url, corpus_file):
         expect(page.get_by_text("your answers reach your teacher")).to_be_visible(timeout=30_000)
         remembered(page)
         learners[name] = page
+    copied_address_asks(learners["Ana"], learners["Ben"])
     link = "/gradient_flow?" + urlencode(query("gradient_flow", {"scale": 1.5, "use_tanh": False}, exercise="gf_regime",
                                                  hide=["scale", "use_tanh"]))
     for name, answers in (("Ana", ("stable", "exploding")), ("Ben", ("exploding",))):
@@ -451,3 +452,17 @@ def test_a_class_teacher_and_two_learners(browser, app_url, corpus_file):
     no_exception(teacher)
     for page in (teacher, *learners.values()):
         page.context.close()
+
+
+def copied_address_asks(ana: Page, ben: Page) -> None:
+    """Issue 42: Ana opens an address copied from Ben's address bar: the page asks whose it is and stays Ana's
+    until she chooses (it silently made her Ben, for good)."""
+    code = re.search(rf"[?&]{Url.LEARNER}=([^&]+)", ben.url).group(1)
+    mine = re.search(rf"[?&]{Url.LEARNER}=([^&]+)", ana.url).group(1)
+    ana.goto(ben.url)
+    expect(ana.get_by_text("This link carries the learner code of Ben, but this browser answers as Ana")).to_be_visible(
+        timeout=30_000)
+    expect(ana).to_have_url(re.compile(rf"{Url.LEARNER}={re.escape(mine)}"))
+    assert code != mine
+    ana.get_by_role("button", name="Continue as Ana").click()
+    expect(ana.get_by_text("This link carries the learner code of")).to_have_count(0, timeout=30_000)

@@ -153,6 +153,33 @@ def test_a_learner_joins_answers_twice_reloads_and_the_teacher_sees_the_first_at
     assert "The run's answer: exploding" in chart.proto.alt
 
 
+def test_an_address_with_another_learner_s_code_asks_and_never_switches_silently(root):
+    """Issue 42: Ben opens an address copied from Ada's address bar (her code in it). The page asks; until Ben
+    chooses, his answers stay his, and Ada's first attempt is untouched; 'Continue as Ben' keeps him, 'Switch to
+    Ada' is the only way to become her."""
+    info = C.create_class("Tuesday")
+    ada, ben = C.join(info.join_code, "Ada"), C.join(info.join_code, "Ben")
+    lab = _learner_page("gradient_flow", ben)
+    lab.query_params[Url.LEARNER] = ada                 # the copied address, in Ben's session
+    lab.run()
+    asked = [w.value for w in lab.warning if "learner code of" in w.value]
+    assert asked and "of **Ada**, but this browser answers as **Ben**" in asked[0], [w.value for w in lab.warning]
+    assert lab.query_params[Url.LEARNER] == ben
+    lab.radio(key="ex.gf_regime.answer").set_value("stable").run()
+    lab.button(key="ex.gf_regime.check").click().run()
+    assert "gf_regime" in C.progress(ben) and "gf_regime" not in C.progress(ada)
+    lab.button(key="learner.keep").click().run()
+    assert not [w for w in lab.warning if "learner code of" in w.value] and lab.query_params[Url.LEARNER] == ben
+    lab.query_params[Url.LEARNER] = ada
+    lab.run()
+    lab.button(key="learner.switch").click().run()
+    assert lab.query_params[Url.LEARNER] == ada and not [w for w in lab.warning if "learner code of" in w.value]
+    lab.radio(key="ex.gf_regime.answer").set_value("exploding").run()
+    lab.button(key="ex.gf_regime.check").click().run()
+    assert C.progress(ada)["gf_regime"]["answer"] == "exploding" and C.progress(ben)["gf_regime"]["tries"] == 1
+    assert not lab.exception
+
+
 def test_a_forged_restore_is_regraded_and_cannot_raise_a_score(root):
     from ui.exercises import restore
     forged = json.dumps({"format": "rnnlab-exercises/1", "answers": {

@@ -17,6 +17,7 @@ _WHO = "_rnnlab_learner_record"     # the learner's record, read once per sessio
 _COOKIE_SET = "_rnnlab_cookie_set"
 _FORGOTTEN = "_rnnlab_forgotten"    # this session forgot its learner: the cookie it arrived with counts no more
 _CLEAR_COOKIE = "_rnnlab_clear_cookie"   # the cookie is cleared on the next run (a rerun drops this run's frame)
+_OTHER = "_rnnlab_other_learner"    # another learner's code from the address: asked about, never taken silently
 
 
 def _lookup(token: str) -> classroom.Learner | None:
@@ -26,30 +27,66 @@ def _lookup(token: str) -> classroom.Learner | None:
         return None
 
 
+def _cookie_learner() -> str | None:
+    """The learner this browser's cookie names (as the session arrived: the cookies never change during it, so
+    after "Not you?" they are stale and not read)."""
+    if st.session_state.get(_FORGOTTEN) or not st.context.cookies:
+        return None
+    cookie = st.context.cookies.get(COOKIE)
+    return cookie if cookie and _lookup(cookie) is not None else None
+
+
 def keep_in_url() -> None:
-    """Every page calls this first (url_state.page): the address carries the learner's token, from the URL, this
-    session or the browser's cookie, in that order."""
+    """Every page calls this first (url_state.page): the address carries this browser's learner token (from this
+    session, else the cookie, else the address when the browser has none). An address that carries another
+    learner's code (copied from someone's address bar) is asked about, never taken silently."""
     if st.session_state.pop(_CLEAR_COOKIE, False):
         remember(None)
-    token = st.query_params.get(ME)
     known = st.session_state.get(_SESSION)
+    if known is None and (cookie := _cookie_learner()) is not None:
+        st.session_state[_SESSION] = st.session_state[_COOKIE_SET] = known = cookie
+    token = st.query_params.get(ME)
     if token and token != known:
-        if _lookup(token) is not None:
-            st.session_state[_SESSION] = known = token
-        else:
+        if _lookup(token) is None:
             st.warning("This address carries a learner code this server does not know (it may be from another "
                        "server, or mistyped): your answers here start afresh.", icon=":material/warning:")
             del st.query_params[ME]
-    if known is None and not st.session_state.get(_FORGOTTEN):
-        # the cookies the session arrived with: they never change during it, so after "Not you?" they are stale
-        cookie = st.context.cookies.get(COOKIE) if st.context.cookies else None
-        if cookie and _lookup(cookie) is not None:
-            st.session_state[_SESSION] = known = cookie
-            st.session_state[_COOKIE_SET] = cookie
+        elif known is None:
+            st.session_state[_SESSION] = known = token
+        else:
+            st.session_state[_OTHER] = token
     if known and st.query_params.get(ME) != known:
         st.query_params[ME] = known
     if known and st.session_state.get(_COOKIE_SET) != known:
         remember(known)
+    _ask_whose()
+
+
+def _called(who: classroom.Learner) -> str:
+    return plain(who.name, 40) if who.name else "a learner without a class"
+
+
+def _ask_whose() -> None:
+    """The address carried another learner's code: say whose, and let the learner choose (until then the answers
+    go on counting for this browser's learner, as before the link)."""
+    other = st.session_state.get(_OTHER)
+    them, me = (_lookup(other) if other else None), current()
+    if them is None or me is None or them.token == me.token:
+        st.session_state.pop(_OTHER, None)
+        return
+    with st.container(border=True, key="learner-whose"):
+        st.warning(f"This link carries the learner code of **{_called(them)}**, but this browser answers as "
+                   f"**{_called(me)}**. Your answers count for {_called(me)} until you choose.",
+                   icon=":material/person_alert:")
+        keep, switch = st.columns(2)
+        keep.button(f"Continue as {_called(me)}", key="learner.keep", on_click=_choose, args=(me.token,))
+        switch.button(f"Switch to {_called(them)}", key="learner.switch", on_click=_choose, args=(them.token,))
+
+
+def _choose(token: str) -> None:
+    st.session_state.pop(_OTHER, None)
+    if token != st.session_state.get(_SESSION):
+        become(token)
 
 
 def remember(token: str | None) -> None:
