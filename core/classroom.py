@@ -164,8 +164,7 @@ def migrate(conn: sqlite3.Connection) -> int:
     return len(MIGRATIONS)
 
 
-def check_name(name: object, what: str = "name") -> str:
-    """A display name: plain text of 1 to NAME_MAX characters, no control characters, spaces tidied."""
+def check_name(name: object, what: str = "name") -> str:   # core.checks.check_display_name, at most NAME_MAX
     return check_display_name(name, what, NAME_MAX)
 
 
@@ -302,14 +301,28 @@ def _attempt(r) -> dict:
             "settings": json.loads(r["settings"])}
 
 
+RESTORE = "restore"   # an attempt's source when it came from an uploaded progress file (regraded), not a Check
+
+
 def progress(token: str, root: Path | None = None) -> dict:
-    """exercise -> the first attempt (what the score counts), with the latest answer and the number of tries."""
+    """exercise -> the first attempt made with Check (what the score counts), the latest answer and the tries; an
+    exercise only restored from a file gets its latest restored attempt, marked restored (never a first attempt)."""
     out: dict = {}
     for a in attempts(token, root):
-        row = out.setdefault(a["exercise"], {**a, "tries": 0})
+        row = out.get(a["exercise"])
+        if row is None or (row["restored"] and a["source"] != RESTORE):
+            tries = row["tries"] if row else 0
+            row = out[a["exercise"]] = {**a, "tries": tries, "restored": a["source"] == RESTORE}
+        elif row["restored"]:
+            row.update({k: a[k] for k in ("answer", "correct", "computed", "at")})
         row["tries"] += 1
         row["latest"], row["latest_correct"] = a["answer"], a["correct"]
     return out
+
+
+def first_attempts(attempts: list[dict]) -> dict:
+    """(learner's name, exercise) -> the first attempt made with Check, from class_attempts (never a restored one)."""
+    return {(a["name"], a["exercise"]): a for a in reversed(attempts) if a["source"] != RESTORE}   # the oldest wins
 
 
 def hints(token: str, root: Path | None = None) -> set[str]:

@@ -104,19 +104,21 @@ def differs(a: dict) -> dict:
 
 
 def roster_table(info: classroom.ClassInfo, attempts: list[dict], hints: list, runs: list[dict]) -> pd.DataFrame:
-    rows = []
+    """A row per learner. Answers from a restored progress file are counted apart ('restored only'): they are
+    never first attempts, so never in the score."""
+    rows, first = [], classroom.first_attempts(attempts)
     for who in classroom.roster(info.id):
         mine = [a for a in attempts if a["name"] == who.name]
-        firsts = {}
-        for a in mine:
-            firsts.setdefault(a["exercise"], a)
+        firsts = {ex: a for (name, ex), a in first.items() if name == who.name}
+        restored = {a["exercise"] for a in mine if a["source"] == classroom.RESTORE} - set(firsts)
         right = sum(a["correct"] for a in firsts.values())
         rows.append({"learner": who.name, "answered": len(firsts), "right first time": right,
-                     "score": f"{100 * right / len(BANK):.0f}%", "attempts": len(mine),
+                     "score": f"{100 * right / len(BANK):.0f}%", "restored only": len(restored),
+                     "attempts": len(mine),
                      "hints opened": sum(n == who.name for n, _ in hints),
                      "runs": sum(r.learner == who.name for r in runs),
                      "other settings": sum(bool(differs(a)) for a in firsts.values())})
-    return pd.DataFrame(rows, columns=["learner", "answered", "right first time", "score", "attempts",
+    return pd.DataFrame(rows, columns=["learner", "answered", "right first time", "score", "restored only", "attempts",
                                        "hints opened", "runs", "other settings"])
 
 
@@ -125,10 +127,9 @@ def export_csv(attempts: list[dict], runs: list[dict]) -> str:
     w = csv.writer(buf)
     w.writerow(["learner", "exercise", "lab", "answer", "correct", "run's value", "hint opened", "after seeing the "
                 "solution", "source", "at", "first attempt", "settings differing from the exercise's"])
-    seen = set()
+    firsts = {id(a) for a in classroom.first_attempts(attempts).values()}
     for a in attempts:
-        first = (a["name"], a["exercise"]) not in seen
-        seen.add((a["name"], a["exercise"]))
+        first = id(a) in firsts
         ex = BANK.get(a["exercise"])
         w.writerow([csv_cell(a["name"]), a["exercise"], ex.lab if ex else "", csv_cell(a["answer"]), a["correct"],
                     a["computed"],
@@ -157,16 +158,14 @@ def follow_the_class(attempts: list[dict], counts: dict) -> str:
 
 
 def exercise_answers(info: classroom.ClassInfo, attempts: list[dict], hints: list, learners: int) -> None:
-    counts = {k: len({a["name"] for a in attempts if a["exercise"] == k}) for k in BANK}
+    counts = {k: len({a["name"] for a in attempts if a["exercise"] == k and a["source"] != classroom.RESTORE})
+              for k in BANK}
     latest = follow_the_class(attempts, counts)
     key = url_state.draw(CONTROLS["shown"], choices=list(BANK), default=latest,
                          format_func=lambda k: f"{counts[k]} answered · {BANK[k].question[:70]}",
                          on_change=lambda: st.session_state.update({PICKED: True}))
     ex = BANK[key]
-    firsts = {}
-    for a in attempts:
-        if a["exercise"] == key:
-            firsts.setdefault(a["name"], a)
+    firsts = {name: a for (name, exercise), a in classroom.first_attempts(attempts).items() if exercise == key}
     hinted = sum(e == key for _, e in hints)
     summary = answers_summary(ex, list(firsts.values()), learners, hinted)
     other = {a["name"]: differs(a) for a in firsts.values() if differs(a)}
@@ -193,7 +192,9 @@ def teacher_view(info: classroom.ClassInfo) -> None:
         runs = run_histories(info)
         table = roster_table(info, attempts, hints, runs)
         st.subheader("Roster")
-        st.caption(f"Scores count each learner's first attempt at each exercise, of {len(BANK)}. 'Other settings': "
+        st.caption(f"Scores count each learner's first attempt at each exercise, of {len(BANK)}. 'Restored only': "
+                   "exercises whose only answers came from an uploaded progress file (regraded, but never a first "
+                   "attempt, so not in the score nor in the class's answers). 'Other settings': "
                    "first attempts checked while the lab showed other settings than the exercise's own, so the "
                    "learner was looking at another view (the grade always uses the exercise's own settings). "
                    f"Refreshes every {REFRESH_S} s while this page is open.")

@@ -22,7 +22,8 @@ def overview_table() -> pd.DataFrame:
         rows.append({"lab": LAB_TITLES[ex.lab], "from": f"the book: {ex.book}" if ex.book else "RNN Lab",
                      "question": ex.question,
                      "your answer": "" if row is None else str(row["answer"]),
-                     "result": "not tried" if row is None else "right" if row["correct"] else "wrong",
+                     "result": "not tried" if row is None else ("right" if row["correct"] else "wrong")
+                     + (" (restored)" if row.get("restored") else ""),
                      "tries": 0 if row is None else row.get("tries", 1),
                      "open": exercises.link(ex)})
     return pd.DataFrame(rows)
@@ -30,10 +31,11 @@ def overview_table() -> pd.DataFrame:
 
 def score() -> None:
     done = exercises.progress(fresh=True)   # drawn first: reads the records again (answers from other tabs too)
-    right = sum(r["correct"] for r in done.values())
+    right = sum(r["correct"] and not r.get("restored") for r in done.values())
     c1, c2, c3 = st.columns(3)
     c1.metric("Answered", f"{len(done)} of {len(BANK)}")
-    c2.metric("Right first time", f"{right}", help="Each exercise's first attempt counts.")
+    c2.metric("Right first time", f"{right}", help="Each exercise's first attempt counts; answers restored from a file "
+              "are never first attempts.")
     c3.metric("Score", f"{100 * right / len(BANK):.0f}%")
     st.caption("Teachers: start a class on the Class page to see your learners' answers and runs together.")
 

@@ -190,6 +190,36 @@ def test_a_forged_restore_is_regraded_and_cannot_raise_a_score(root):
     assert into["gf_regime"]["correct"] is False and into["gf_thirty"]["correct"] is False
 
 
+def test_restored_answers_are_never_first_attempts(root):
+    """Issue 42: a progress file of right answers, restored by a learner who never pressed Check, gave 'right first
+    time' on every exercise. Restored attempts are kept as restored: not in the score, not in the class's answers,
+    counted apart in the roster; a later Check is the first attempt."""
+    import importlib
+    teacher_page = importlib.import_module("pages.classroom")
+    info = C.create_class("Tuesday")
+    ana, ben = C.join(info.join_code, "Ana"), C.join(info.join_code, "Ben")
+    C.record_attempt(ana, "gf_regime", "exploding", True, "exploding", source=C.RESTORE)
+    C.record_attempt(ana, "gf_thirty", 0.0424, True, 0.0424, source=C.RESTORE)
+    C.record_attempt(ana, "gf_thirty", 0.5, False, 0.0424)            # then a Check, wrong: that one counts
+    C.record_attempt(ben, "gf_regime", "stable", False, "exploding")
+    mine = C.progress(ana)
+    assert mine["gf_regime"]["restored"] and mine["gf_regime"]["correct"]
+    assert (mine["gf_thirty"]["restored"], mine["gf_thirty"]["correct"], mine["gf_thirty"]["tries"]) == (False, False, 2)
+    everyone = C.class_attempts(info.id)
+    firsts = C.first_attempts(everyone)
+    assert set(firsts) == {("Ana", "gf_thirty"), ("Ben", "gf_regime")}
+    table = teacher_page.roster_table(info, everyone, [], [])
+    row = table[table["learner"] == "Ana"].iloc[0]
+    assert (row["answered"], row["right first time"], row["score"], row["restored only"]) == (1, 0, "0%", 1)
+    csv_rows = [line.split(",") for line in teacher_page.export_csv(everyone, []).splitlines()[1:5]]
+    assert [(r[0], r[1], r[10]) for r in csv_rows] == [("Ana", "gf_regime", "False"), ("Ana", "gf_thirty", "False"),
+                                                       ("Ana", "gf_thirty", "True"), ("Ben", "gf_regime", "True")]
+    at = page("exercises", learner=ana).run()
+    assert not at.exception
+    from core.exercises.bank import BANK
+    assert [m.value for m in at.metric][:2] == [f"2 of {len(BANK)}", "0"]
+
+
 def test_a_teacher_link_that_opens_nothing_says_so(root):
     at = page("classroom", teacher="A" * 32).run()
     assert not at.exception and any("does not open a class" in e.value for e in at.error)

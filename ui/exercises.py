@@ -67,7 +67,10 @@ def keep(ex: core_ex.Exercise, answer, correct: bool, computed, source: str = "c
         except ValueError:
             pass
     tab = st.session_state.setdefault(PROGRESS, {})
-    row = tab.setdefault(ex.key, {"answer": answer, "correct": correct, "at": round(time.time()), "tries": 0})
+    row = tab.get(ex.key)
+    if row is None or (row.get("restored") and source != classroom.RESTORE):   # as classroom.progress counts
+        row = tab[ex.key] = {"answer": answer, "correct": correct, "at": round(time.time()),
+                             "tries": row["tries"] if row else 0, "restored": source == classroom.RESTORE}
     row.update(tries=row["tries"] + 1, latest=answer, latest_correct=correct)
 
 
@@ -309,7 +312,8 @@ def read_progress(data: bytes) -> dict:
 def restore(data: bytes, into: dict | None = None) -> int:
     """Restore a progress file's answers, each regraded from its exercise's own computation (a file cannot raise a
     score); returns how many. Into the learner's records (as attempts marked 'restore', after any they already
-    have: the first attempt still counts), or into the dict `into`."""
+    have: the first attempt still counts, and a restored answer is never a first attempt), or into the dict
+    `into`."""
     found = read_progress(data)
     for n, (key, row) in enumerate(found.items()):
         ex = BANK[key]
@@ -318,7 +322,7 @@ def restore(data: bytes, into: dict | None = None) -> int:
         sol = solution(ex.key, json.dumps(ex.settings, sort_keys=True))
         correct = core_ex.is_right(ex, row["answer"], sol.answer)
         if into is None:
-            keep(ex, row["answer"], correct, sol.answer, source="restore")
+            keep(ex, row["answer"], correct, sol.answer, source=classroom.RESTORE)
         else:
-            into[key] = {"answer": row["answer"], "correct": correct, "at": row["at"]}
+            into[key] = {"answer": row["answer"], "correct": correct, "at": row["at"], "restored": True}
     return len(found)
