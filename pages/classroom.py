@@ -17,7 +17,7 @@ from core.exercises.bank import BANK
 from core.labs import Url, controls_of, url_query
 from core.runs import store
 from ui import learner, url_state
-from ui.common import chart_text, csv_cell, plain
+from ui.common import chart_text, csv_cell, iso_time, plain
 from ui.plots import show, style
 
 CONTROLS = controls_of("classroom")
@@ -126,14 +126,14 @@ def export_csv(attempts: list[dict], runs: list[dict]) -> str:
     buf = io.StringIO()
     w = csv.writer(buf)
     w.writerow(["learner", "exercise", "lab", "answer", "correct", "run's value", "hint opened", "after seeing the "
-                "solution", "source", "at", "first attempt", "settings differing from the exercise's"])
+                "solution", "source", "at (UTC)", "first attempt", "settings differing from the exercise's"])
     firsts = {id(a) for a in classroom.first_attempts(attempts).values()}
     for a in attempts:
         first = id(a) in firsts
         ex = BANK.get(a["exercise"])
         w.writerow([csv_cell(a["name"]), a["exercise"], ex.lab if ex else "", csv_cell(a["answer"]), a["correct"],
                     a["computed"],
-                    a["hint_seen"], a["after_solution"], a["source"], round(a["at"]), first,
+                    a["hint_seen"], a["after_solution"], a["source"], iso_time(a["at"]), first,
                     "; ".join(f"{k}={v}" for k, (v, _) in differs(a).items())])
     w.writerow([])
     w.writerow(["learner", "run", "epoch", "train perplexity", "validation perplexity"])

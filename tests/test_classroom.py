@@ -1,6 +1,7 @@
 """The classroom (issue 26): classes without accounts in SQLite, progress under a learner's token that survives
 a reload, first attempts that count, restores that regrade, and the teacher's view."""
 import json
+import re
 import sqlite3
 import threading
 
@@ -212,6 +213,7 @@ def test_restored_answers_are_never_first_attempts(root):
     row = table[table["learner"] == "Ana"].iloc[0]
     assert (row["answered"], row["right first time"], row["score"], row["restored only"]) == (1, 0, "0%", 1)
     csv_rows = [line.split(",") for line in teacher_page.export_csv(everyone, []).splitlines()[1:5]]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", csv_rows[0][9]), csv_rows[0]   # ISO 8601, UTC
     assert [(r[0], r[1], r[10]) for r in csv_rows] == [("Ana", "gf_regime", "False"), ("Ana", "gf_thirty", "False"),
                                                        ("Ana", "gf_thirty", "True"), ("Ben", "gf_regime", "True")]
     at = page("exercises", learner=ana).run()

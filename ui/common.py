@@ -44,6 +44,12 @@ def plain(text: object, limit: int = MAX_SHOWN) -> str:
     return "".join("\\" + ch if ch in _MARKDOWN_SPECIAL else ch for ch in text)
 
 
+def iso_time(seconds: float) -> str:
+    """A Unix time as ISO 8601 in UTC (2026-12-03T10:27:55Z), as spreadsheets and gradebooks read it."""
+    import datetime as dt
+    return dt.datetime.fromtimestamp(float(seconds), dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def time_left(done: float, spent: float) -> str:
     """', about N s left' for a progress text, from the share done and the seconds spent; '' until a tenth is done
     (an estimate from the first moments would mislead)."""

@@ -24,7 +24,7 @@ from core.settings import short
 from core import classroom
 from core.exercises import cache as exercise_cache
 from ui import learner, url_state
-from ui.common import plain, time_left
+from ui.common import iso_time, plain, time_left
 
 PROGRESS = "_rnnlab_exercise_progress"
 MAX_PROGRESS_BYTES = 100_000
@@ -274,10 +274,10 @@ def progress_json() -> str:
 def progress_csv() -> str:
     buf = io.StringIO()
     w = csv.writer(buf)
-    w.writerow(["exercise", "lab", "question", "answer", "correct", "answered_at"])
+    w.writerow(["exercise", "lab", "question", "answer", "correct", "answered_at (UTC)"])
     for key, row in progress().items():
         ex = BANK[key]
-        w.writerow([key, ex.lab, ex.question, row["answer"], row["correct"], row["at"]])
+        w.writerow([key, ex.lab, ex.question, row["answer"], row["correct"], iso_time(row["at"])])
     return buf.getvalue()
 
 
