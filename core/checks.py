@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import math
 import numbers
-
 import unicodedata
 
 import numpy as np

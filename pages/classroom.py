@@ -158,14 +158,14 @@ def follow_the_class(attempts: list[dict], counts: dict) -> str:
 
 
 def exercise_answers(info: classroom.ClassInfo, attempts: list[dict], hints: list, learners: int) -> None:
-    counts = {k: len({a["name"] for a in attempts if a["exercise"] == k and a["source"] != classroom.RESTORE})
-              for k in BANK}
-    latest = follow_the_class(attempts, counts)
+    first = classroom.first_attempts(attempts)           # restored answers are never in the class's answers
+    counts = {k: sum(exercise == k for _, exercise in first) for k in BANK}
+    latest = follow_the_class([a for a in attempts if a["source"] != classroom.RESTORE], counts)
     key = url_state.draw(CONTROLS["shown"], choices=list(BANK), default=latest,
                          format_func=lambda k: f"{counts[k]} answered · {BANK[k].question[:70]}",
                          on_change=lambda: st.session_state.update({PICKED: True}))
     ex = BANK[key]
-    firsts = {name: a for (name, exercise), a in classroom.first_attempts(attempts).items() if exercise == key}
+    firsts = {name: a for (name, exercise), a in first.items() if exercise == key}
     hinted = sum(e == key for _, e in hints)
     summary = answers_summary(ex, list(firsts.values()), learners, hinted)
     other = {a["name"]: differs(a) for a in firsts.values() if differs(a)}

@@ -123,8 +123,10 @@ def test_every_attempt_is_kept_and_the_first_counts(root):
 
 
 def _learner_page(name, token, **query):
-    at = page(name, learner=token, **query)
-    return at.run()
+    """A new session opening the learner's own address (as on another computer: no cookie here), who answers the
+    page's question 'Is that you?' with yes."""
+    at = page(name, learner=token, **query).run()
+    return at.button(key="learner.switch").click().run()
 
 
 def test_a_learner_joins_answers_twice_reloads_and_the_teacher_sees_the_first_attempt(root):
@@ -160,6 +162,16 @@ def test_an_address_with_another_learner_s_code_asks_and_never_switches_silently
     Ada' is the only way to become her."""
     info = C.create_class("Tuesday")
     ada, ben = C.join(info.join_code, "Ada"), C.join(info.join_code, "Ben")
+    fresh = page("gradient_flow", learner=ada).run()    # the copied address in a browser without a learner
+    asked = [w.value for w in fresh.warning if "learner code of" in w.value]
+    assert asked and "of **Ada**. Is that you?" in asked[0], [w.value for w in fresh.warning]
+    fresh.radio(key="ex.gf_regime.answer").set_value("stable").run()
+    fresh.button(key="ex.gf_regime.check").click().run()
+    assert "gf_regime" not in C.progress(ada)            # a new code got the answer, not Ada
+    assert fresh.query_params[Url.LEARNER] not in (ada, ben)
+    no = page("gradient_flow", learner=ada).run()
+    no.button(key="learner.keep").click().run()          # "No: start afresh": the address drops Ada's code
+    assert Url.LEARNER not in no.query_params and not [w for w in no.warning if "learner code of" in w.value]
     lab = _learner_page("gradient_flow", ben)
     lab.query_params[Url.LEARNER] = ada                 # the copied address, in Ben's session
     lab.run()
@@ -216,7 +228,7 @@ def test_restored_answers_are_never_first_attempts(root):
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", csv_rows[0][9]), csv_rows[0]   # ISO 8601, UTC
     assert [(r[0], r[1], r[10]) for r in csv_rows] == [("Ana", "gf_regime", "False"), ("Ana", "gf_thirty", "False"),
                                                        ("Ana", "gf_thirty", "True"), ("Ben", "gf_regime", "True")]
-    at = page("exercises", learner=ana).run()
+    at = _learner_page("exercises", ana)
     assert not at.exception
     from core.exercises.bank import BANK
     assert [m.value for m in at.metric][:2] == [f"2 of {len(BANK)}", "0"]
@@ -262,7 +274,7 @@ def test_an_old_database_is_migrated_and_keeps_its_attempts(root):
 def test_the_teacher_sees_a_learner_who_checked_from_other_settings(root):
     info = C.create_class("Tuesday")
     ana = C.join(info.join_code, "Ana")
-    lab = page("gradient_flow", learner=ana, exercise="gf_regime", scale="0.5", use_tanh="0").run()   # edited: scale 0.5
+    lab = _learner_page("gradient_flow", ana, exercise="gf_regime", scale="0.5", use_tanh="0")   # edited: scale 0.5
     lab.radio(key="ex.gf_regime.answer").set_value("vanishing").run()
     lab.button(key="ex.gf_regime.check").click().run()
     assert C.attempts(ana)[0]["settings"]["scale"] == "0.5"

@@ -1,6 +1,7 @@
 """Small helpers every lab page shares (Streamlit side only; no maths here)."""
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import inspect
 import re
@@ -46,7 +47,6 @@ def plain(text: object, limit: int = MAX_SHOWN) -> str:
 
 def iso_time(seconds: float) -> str:
     """A Unix time as ISO 8601 in UTC (2026-12-03T10:27:55Z), as spreadsheets and gradebooks read it."""
-    import datetime as dt
     return dt.datetime.fromtimestamp(float(seconds), dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 

@@ -38,8 +38,8 @@ def _cookie_learner() -> str | None:
 
 def keep_in_url() -> None:
     """Every page calls this first (url_state.page): the address carries this browser's learner token (from this
-    session, else the cookie, else the address when the browser has none). An address that carries another
-    learner's code (copied from someone's address bar) is asked about, never taken silently."""
+    session, else the cookie). A learner code in the address that is not this browser's (copied from someone's
+    address bar, or the learner's own on a new computer) is asked about, never taken silently."""
     if st.session_state.pop(_CLEAR_COOKIE, False):
         remember(None)
     known = st.session_state.get(_SESSION)
@@ -51,8 +51,6 @@ def keep_in_url() -> None:
             st.warning("This address carries a learner code this server does not know (it may be from another "
                        "server, or mistyped): your answers here start afresh.", icon=":material/warning:")
             del st.query_params[ME]
-        elif known is None:
-            st.session_state[_SESSION] = known = token
         else:
             st.session_state[_OTHER] = token
     if known and st.query_params.get(ME) != known:
@@ -67,25 +65,36 @@ def _called(who: classroom.Learner) -> str:
 
 
 def _ask_whose() -> None:
-    """The address carried another learner's code: say whose, and let the learner choose (until then the answers
-    go on counting for this browser's learner, as before the link)."""
+    """The address carried a learner code that is not this browser's: say whose, and let the learner choose. Until
+    then the answers count for this browser's learner, as before the link (a browser without one makes a new
+    code at its first answer): a wrong answer never becomes someone else's first attempt."""
     other = st.session_state.get(_OTHER)
     them, me = (_lookup(other) if other else None), current()
-    if them is None or me is None or them.token == me.token:
+    if them is None or (me is not None and them.token == me.token):
         st.session_state.pop(_OTHER, None)
         return
     with st.container(border=True, key="learner-whose"):
-        st.warning(f"This link carries the learner code of **{_called(them)}**, but this browser answers as "
-                   f"**{_called(me)}**. Your answers count for {_called(me)} until you choose.",
-                   icon=":material/person_alert:")
+        if me is None:
+            st.warning(f"This link carries the learner code of **{_called(them)}**. Is that you? Until you say, "
+                       "your answers here count for nobody else.", icon=":material/person_alert:")
+        else:
+            st.warning(f"This link carries the learner code of **{_called(them)}**, but this browser answers as "
+                       f"**{_called(me)}**. Your answers count for {_called(me)} until you choose.",
+                       icon=":material/person_alert:")
         keep, switch = st.columns(2)
-        keep.button(f"Continue as {_called(me)}", key="learner.keep", on_click=_choose, args=(me.token,))
-        switch.button(f"Switch to {_called(them)}", key="learner.switch", on_click=_choose, args=(them.token,))
+        keep.button(f"Continue as {_called(me)}" if me else "No: start afresh", key="learner.keep",
+                    on_click=_choose, args=(me.token if me else None,))
+        switch.button(f"Switch to {_called(them)}" if me else f"Yes, I am {_called(them)}", key="learner.switch",
+                      on_click=_choose, args=(them.token,))
 
 
-def _choose(token: str) -> None:
+def _choose(token: str | None) -> None:
+    """The learner's answer to _ask_whose: this token (None: nobody yet, and the address loses the other code)."""
     st.session_state.pop(_OTHER, None)
-    if token != st.session_state.get(_SESSION):
+    if token is None:
+        if ME in st.query_params:
+            del st.query_params[ME]
+    elif token != st.session_state.get(_SESSION):
         become(token)
 
 
