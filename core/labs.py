@@ -142,7 +142,9 @@ class Url(StrEnum):
     RUN = "run"                # a training run's address: a reload or a new tab finds it again
     LEARNER = "me"             # a learner's code: their answers are kept under it
     TEACHER = "teacher"        # a class's teacher key (the teacher's view)
-    JOIN = "join"              # a class's join code
+    JOIN = "join"              # a class's join code (the teacher's own address too, once their key is kept)
+    PRESENT = "present"        # the class's projector view (1): one exercise's answers, large, no names
+    SWEEP = "sweep"            # a sweep a teacher hands out: a control's URL key and its values (lr:0.1,0.3,1)
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from core import classroom
 from core.exercises.bank import BANK
 from core.labs import controls_of, url_query
 from ui import exercises, url_state
@@ -16,6 +17,7 @@ LAB_TITLES = {**{lab.key: lab.title for lab in LABS}, "chapter": "The chapter (A
 
 def overview_table() -> pd.DataFrame:
     done = exercises.progress()
+    assigned = exercises.class_assignment()
     rows = []
     for key, ex in BANK.items():
         row = done.get(key)
@@ -25,18 +27,26 @@ def overview_table() -> pd.DataFrame:
                      "result": "not tried" if row is None else ("right" if row["correct"] else "wrong")
                      + (" (restored)" if row.get("restored") else ""),
                      "tries": 0 if row is None else row.get("tries", 1),
+                     **({"assigned": "yes" if key in assigned else ""} if assigned else {}),
                      "open": exercises.link(ex)})
     return pd.DataFrame(rows)
 
 
 def score() -> None:
     done = exercises.progress(fresh=True)   # drawn first: reads the records again (answers from other tabs too)
-    right = sum(r["correct"] and not r.get("restored") for r in done.values())
+    firsts = {k: r for k, r in done.items() if not r.get("restored")}
+    assigned = exercises.class_assignment()
+    score = classroom.summary.score(firsts, list(BANK), assigned)
     c1, c2, c3 = st.columns(3)
     c1.metric("Answered", f"{len(done)} of {len(BANK)}")
-    c2.metric("Right first time", f"{right}", help="Each exercise's first attempt counts; answers restored from a file "
-              "are never first attempts.")
-    c3.metric("Score", f"{100 * right / len(BANK):.0f}%")
+    c2.metric("Right first time", f"{sum(r['correct'] for r in firsts.values())}", help="Each exercise's first "
+              "attempt counts; answers restored from a file are never first attempts.")
+    c3.metric("Score", score.text(), help=f"Right first time at the {score.out_of} exercises your class was assigned."
+              if assigned else f"Right first time, out of all {score.out_of} exercises.")
+    if assigned:
+        n = len(assigned)
+        st.caption(f"Your class was assigned {n} exercise{'s' if n != 1 else ''} (marked in the table's 'assigned' "
+                   f"column): your score is the {score.right} of them you got right first time.")
     st.caption("Teachers: start a class on the Class page to see your learners' answers and runs together.")
 
 

@@ -17,7 +17,7 @@ from core.labs import Url, controls_of
 from core.runs.record import HistoryRow, Progress, Status
 from core.runs.config import DATA, FORM_GROUPS, FORM_SETTINGS, PRESETS, SETTINGS, Preset, config_overrides, parse_overrides
 from core import classroom
-from ui import exercises, learner, model_choice, settings_form, texts, url_state
+from ui import exercises, learner, model_choice, settings_form, sweep, texts, url_state
 from ui.common import chart_text, cite, header, learner_errors, plain, show_source
 from ui.plots import show, style
 from ui.run_notice import queued_notice
@@ -403,6 +403,7 @@ def main() -> None:
         st.sidebar.caption(f"Training {plain(active[0].name)}: its progress is on this page.")
     live_panel(bool(active))
     preset = choose_preset()
+    sweep.take_part({n: SETTINGS[n] for n in FORM_SETTINGS})
     seed_form_from_url(preset)
     source, submitted = settings_form_rows(preset, busy=bool(active))
     if active:

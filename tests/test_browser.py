@@ -404,19 +404,24 @@ def test_a_check_that_trains_shows_its_progress_and_cancel_stops_it(browser, tmp
 from test_deploy import remembered  # noqa: E402
 
 
-def test_a_class_teacher_and_two_learners(browser, app_url, corpus_file):
-    """Issue 26: a teacher starts a class; two learners join in their own browsers; Ana answers wrong first and
-    then right and reloads; each follows a second assignment link (without their code in it: the browser
-    remembers them) and trains a run at the learning rate the link fixes; the teacher's view shows both learners
-    with their first-attempt scores, how the class answered, and both curves."""
+def test_a_class_teacher_and_three_learners(browser, app_url, corpus_file):
+    """Issues 26 and 42: a teacher starts a class (the key leaves the address: it is kept in the browser); three
+    learners join in their own browsers and the open teacher's view shows them and their answers without a
+    reload; Ana answers wrong first and then right and reloads; each follows a sweep link (without their code in
+    it: the browser remembers them) that hands out the learning rates in turn, and trains; after a reload (the
+    key from the cookie) the teacher's view shows first-attempt scores, the runs named by their learning rate and
+    final perplexity against the learning rate; the projector view shows no names and no key."""
     teacher = browser.new_context(viewport={"width": 1400, "height": 1800}).new_page()
     teacher.goto(app_url + "/classroom")
     teacher.get_by_label("Class name").fill("Tuesday RNNs")
     teacher.get_by_role("button", name="Start the class").click()
     expect(teacher.get_by_text("Your class: Tuesday RNNs")).to_be_visible(timeout=30_000)
-    code = re.search(rf"{Url.JOIN}=([A-Z0-9]{{8}})", teacher.locator("code").first.inner_text()).group(1)
+    expect(teacher).to_have_url(re.compile(rf"[?&]{Url.JOIN}=[A-Z0-9]{{8}}"), timeout=30_000)
+    assert f"{Url.TEACHER}=" not in teacher.url
+    code = re.search(rf"{Url.JOIN}=([A-Z0-9]{{8}})", teacher.url).group(1)
+    roster = teacher.locator("[data-testid='stDataFrame']").first
     learners = {}
-    for name in ("Ana", "Ben"):
+    for name in ("Ana", "Ben", "Cy"):
         page = browser.new_context(viewport={"width": 390, "height": 900}).new_page()
         page.goto(f"{app_url}/classroom?{urlencode(query('classroom', join=code))}")
         page.get_by_label("Your name, as your teacher knows you").fill(name)
@@ -424,6 +429,7 @@ def test_a_class_teacher_and_two_learners(browser, app_url, corpus_file):
         expect(page.get_by_text("your answers reach your teacher")).to_be_visible(timeout=30_000)
         remembered(page)
         learners[name] = page
+    expect(roster).to_contain_text("Cy", timeout=30_000)             # live: the open view, not reloaded
     copied_address_asks(learners["Ana"], learners["Ben"])
     link = "/gradient_flow?" + urlencode(query("gradient_flow", {"scale": 1.5, "use_tanh": False}, exercise="gf_regime",
                                                  hide=["scale", "use_tanh"]))
@@ -434,22 +440,32 @@ def test_a_class_teacher_and_two_learners(browser, app_url, corpus_file):
             page.get_by_text(answer, exact=True).first.click()
             page.get_by_role("button", name="Check", exact=True).first.click()
             expect(page.get_by_text(f"You answered {answer}.")).to_be_visible(timeout=30_000)
+    chart = teacher.locator("[data-testid='stPlotlyChart'][aria-label*='learners answered']")
+    expect(chart).to_have_attribute("aria-label", re.compile(r"2 of 3 learners answered; 1 right on their first"),
+                                    timeout=30_000)                  # live, and following the answered exercise
     ana = learners["Ana"]
     ana.reload()
     expect(ana.get_by_text("You answered exploding.")).to_be_visible(timeout=30_000)
-    for page, lr in ((ana, 0.01), (learners["Ben"], 0.001)):   # a sweep: each learner's own learning rate
-        page.goto(app_url + "/training?" + urlencode(query("training", {"preset": "tiny", "epochs": 1, "lr": lr}, hide=["lr"])))   # a second link: no code in it
+    sweep = "/training?" + urlencode(query("training", {"preset": "tiny", "epochs": 1}, sweep="lr:0.01,0.001,0.003"))
+    for name, lr in (("Ana", "0.01"), ("Ben", "0.001"), ("Cy", "0.003")):    # in turn, as they open the link
+        page = learners[name]
+        page.goto(app_url + sweep)
+        expect(page.get_by_text(re.compile(rf"so yours is {re.escape(lr)}\b"))).to_be_visible(timeout=60_000)
         page.get_by_role("button", name="Train", exact=True).click()
         expect(page.get_by_text("tiny #1: finished")).to_be_visible(timeout=120_000)
-    teacher.goto(teacher.url.split("&")[0] + "&show=gf_regime")
-    roster = teacher.locator("[data-testid='stDataFrame']").first
+    teacher.reload()                                                   # the key comes back from the cookie
     expect(roster).to_contain_text("Ana", timeout=30_000)
-    expect(roster).to_contain_text("Ben")
-    chart = teacher.locator("[data-testid='stPlotlyChart'][aria-label*='learners answered']")
-    expect(chart).to_have_attribute("aria-label", re.compile(r"2 of 2 learners answered; 1 right on their first"))
-    runs = teacher.locator("[data-testid='stPlotlyChart'][aria-label*='Ana tiny']")
-    expect(runs).to_have_attribute("aria-label", re.compile(r"2 runs: Ana tiny #1 .*; Ben tiny #1"), timeout=30_000)
+    runs = teacher.locator("[data-testid='stPlotlyChart'][aria-label*='Ana: lr']")
+    expect(runs).to_have_attribute("aria-label", re.compile(r"3 runs: Ana: lr 0.01 at .*; Ben: lr 0.001 at .*; "
+                                                            r"Cy: lr 0.003 at "), timeout=30_000)
+    swept = teacher.locator("[data-testid='stPlotlyChart'][aria-label*='against lr']")
+    expect(swept).to_have_attribute("aria-label", re.compile(r"Ben 0.001: [0-9.]+; Cy 0.003: [0-9.]+; Ana 0.01: "))
     no_exception(teacher)
+    teacher.get_by_role("button", name="Projector view").click()
+    expect(teacher.get_by_role("button", name="Leave the projector view")).to_be_visible(timeout=30_000)
+    shown = teacher.locator("[data-testid='stMain']").inner_text()
+    assert code in shown and not re.search(r"\b(Ana|Ben|Cy)\b", shown), shown
+    assert f"{Url.TEACHER}=" not in teacher.url
     for page in (teacher, *learners.values()):
         page.context.close()
 

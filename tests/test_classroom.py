@@ -268,7 +268,7 @@ def test_an_old_database_is_migrated_and_keeps_its_attempts(root):
     conn.commit()
     conn.close()
     assert C.attempts("tok_tok_tok_tok_tok_tok")[0]["settings"] == {}
-    assert sqlite3.connect(root / C.DB_NAME).execute("PRAGMA user_version").fetchone()[0] == len(C.MIGRATIONS) == 2
+    assert sqlite3.connect(root / C.DB_NAME).execute("PRAGMA user_version").fetchone()[0] == len(C.MIGRATIONS) == 3
 
 
 def test_the_teacher_sees_a_learner_who_checked_from_other_settings(root):
@@ -348,8 +348,8 @@ def test_a_write_waits_out_a_busy_database_and_keeps_the_attempt(root, monkeypat
     def pause(attempt):                                    # between tries: the other writer finishes
         pauses.append(attempt)
         other.execute("COMMIT")
-    monkeypatch.setattr(C, "BUSY_TIMEOUT_S", 0.05)
-    monkeypatch.setattr(C, "_pause", pause)
+    monkeypatch.setattr(C.db, "BUSY_TIMEOUT_S", 0.05)
+    monkeypatch.setattr(C.db, "_pause", pause)
     C.record_attempt(me, "gf_thirty", 0.04, True, 0.0424, root=root)
     assert pauses == [0] and [a["exercise"] for a in C.attempts(me, root)] == ["gf_thirty"]
     other.close()
@@ -359,9 +359,9 @@ def test_a_database_that_stays_busy_is_said_in_words(root, monkeypatch):
     me = C.learner_alone(root)
     other = sqlite3.connect(C.database(root), isolation_level=None)
     other.execute("BEGIN IMMEDIATE")
-    monkeypatch.setattr(C, "BUSY_TIMEOUT_S", 0.01)
-    monkeypatch.setattr(C, "WRITE_TRIES", 3)
-    monkeypatch.setattr(C, "_pause", lambda attempt: None)
+    monkeypatch.setattr(C.db, "BUSY_TIMEOUT_S", 0.01)
+    monkeypatch.setattr(C.db, "WRITE_TRIES", 3)
+    monkeypatch.setattr(C.db, "_pause", lambda attempt: None)
     try:
         with pytest.raises(ValueError, match="too busy to keep this just now"):
             C.record_attempt(me, "gf_thirty", 0.04, True, 0.0424, root=root)

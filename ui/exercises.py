@@ -50,6 +50,17 @@ def progress(fresh: bool = False) -> dict:
     return st.session_state.setdefault(PROGRESS, {})
 
 
+def class_assignment() -> set[str]:
+    """The exercises this learner's class was assigned (empty: none, or not in a class)."""
+    who = learner.current()
+    if who is None or who.class_id is None:
+        return set()
+    try:
+        return classroom.assigned(who.class_id)
+    except ValueError:
+        return set()
+
+
 def page_settings(ex: core_ex.Exercise) -> dict:
     """The page's values (as the URL carries them) of the controls the exercise sets up."""
     return {key: st.query_params.get(key, "") for key in url_query(ex.lab, ex.url)}
@@ -198,8 +209,25 @@ def _show_solution(ex: core_ex.Exercise, sol: core_ex.Solution) -> None:
                                              for v in sol.numbers.values()]}), hide_index=True)
 
 
+_SEEN = "_rnnlab_exercises_seen"   # (learner, exercise) whose first view this session has recorded
+
+
+def seen(ex: core_ex.Exercise) -> None:
+    """A learner of a class sees an exercise: the first time is kept (the teacher's time to answer runs from it)."""
+    who = learner.current()
+    done = st.session_state.setdefault(_SEEN, set())
+    if who is None or who.class_id is None or (who.token, ex.key) in done:
+        return
+    done.add((who.token, ex.key))
+    try:
+        classroom.record_opened(who.token, ex.key)
+    except ValueError:    # the records are busy or unreadable: the time to answer goes without this view
+        pass
+
+
 def card(ex: core_ex.Exercise) -> None:
     """Question, answer, hint, Check; then the grade, the run's numbers and the contrast."""
+    seen(ex)
     with st.container(border=True):
         st.markdown(f"**{plain(ex.question, 400)}**")
         answer = _answer_widget(ex)

@@ -101,12 +101,18 @@ def _choose(token: str | None) -> None:
 def remember(token: str | None) -> None:
     """Set (or, with None, clear) this site's cookie with the learner's token, from a tiny script in an invisible
     frame (Streamlit can read cookies but not write them)."""
-    value, age = (token, 365 * 24 * 3600) if token else ("", 0)
     if token is not None and not classroom.is_token(token):
         return
-    st.iframe(f"<script>document.cookie = '{COOKIE}={value}; path=/; max-age={age}; SameSite=Strict';</script>",
-              height=1)
+    write_cookie(COOKIE, token)
     st.session_state[_COOKIE_SET] = token
+
+
+def write_cookie(name: str, token: str | None) -> None:
+    """Set (None: clear) a cookie of this site to a token (letters, digits, - and _ only: checked by the caller),
+    from a tiny script in an invisible frame."""
+    value, age = (token, 365 * 24 * 3600) if token else ("", 0)
+    st.iframe(f"<script>document.cookie = '{name}={value}; path=/; max-age={age}; SameSite=Strict';</script>",
+              height=1)
 
 
 def current() -> classroom.Learner | None:

@@ -107,9 +107,10 @@ def open_here(query: dict[str, str], controls) -> None:
 
 
 def hidden_names() -> set[str]:
-    """Controls a teacher's link fixes (?hide=tau,k): kept at their URL value and not drawn."""
+    """Controls a teacher's link fixes (?hide=tau,k, and a sweep's control): kept at their URL value, not drawn."""
+    from ui.sweep import fixed_key
     raw = st.query_params.get(Url.HIDE) or ""
-    return {n.strip() for n in raw.split(",") if n.strip()}
+    return {n.strip() for n in raw.split(",") if n.strip()} | ({fixed_key()} - {None})
 
 
 def _done(s: Setting, key: str) -> Any:

@@ -1,0 +1,162 @@
+"""The teacher's side of a class, Streamlit side: the teacher's key kept in the session and a cookie (the address
+then shows only the public join code, safe to project or share), the live view's poll, and the tools that change
+the class (assign exercises, open or close joining, rename or remove a learner, reset, hand out a sweep).
+The records and their checks are core.classroom's."""
+from __future__ import annotations
+
+import streamlit as st
+
+from core import classroom
+from core.exercises.bank import BANK
+from core.labs import PAGES, Url, controls_of
+from core.runs.config import FORM_SETTINGS, SETTINGS
+from ui.common import plain
+from ui.exercises import link
+from ui.learner import write_cookie
+
+KEYS = "_rnnlab_teacher_keys"         # join code -> the teacher's key, this session
+COOKIE_PREFIX = "rnnlab_teacher_"     # + the join code: this browser remembers the key of each class it teaches
+VERSION = "_rnnlab_class_version"
+POLL_S = 1.0                          # the open view asks whether anything changed this often (one small query)
+
+
+def _keep(info: classroom.ClassInfo) -> None:
+    st.session_state.setdefault(KEYS, {})[info.join_code] = info.teacher_token
+
+
+def teacher_class() -> classroom.ClassInfo | None:
+    """The class this browser teaches at this address. A teacher link (?teacher=KEY) is read once: the key goes into
+    the session and a cookie, and the address becomes the class's join link (?join=CODE), which opens the teacher's
+    view only where the key is kept. ValueError when the records cannot be read."""
+    key = st.query_params.get(Url.TEACHER)
+    if key:
+        info = classroom.class_by_teacher(key)
+        if info is not None:
+            _keep(info)
+            write_cookie(COOKIE_PREFIX + info.join_code, info.teacher_token)
+            del st.query_params[Url.TEACHER]
+            st.query_params[Url.JOIN] = info.join_code
+        return info
+    code = classroom.normal_code(st.query_params.get(Url.JOIN))
+    if code is None:
+        return None
+    key = st.session_state.get(KEYS, {}).get(code) or (st.context.cookies or {}).get(COOKIE_PREFIX + code)
+    info = classroom.class_by_teacher(key) if key else None
+    if info is None or info.join_code != code:
+        return None
+    _keep(info)
+    return info
+
+
+def forget_key(info: classroom.ClassInfo) -> None:
+    st.session_state.get(KEYS, {}).pop(info.join_code, None)
+    write_cookie(COOKIE_PREFIX + info.join_code, None)
+
+
+def watch(info: classroom.ClassInfo) -> None:
+    """Rerun the page as soon as anything in the class changes (polled every POLL_S in a fragment: a change
+    shows within about a second, and nothing is redrawn while nothing changes)."""
+    st.session_state[VERSION] = classroom.version(info.id)
+
+    @st.fragment(run_every=POLL_S)
+    def poll() -> None:
+        try:
+            now = classroom.version(info.id)
+        except ValueError:
+            return
+        if now != st.session_state.get(VERSION):
+            st.rerun()
+    poll()
+
+
+def teacher_link(info: classroom.ClassInfo, base: str) -> None:
+    with st.expander("Your teacher link (private: keep it, never project it)", icon=":material/key:"):
+        st.caption("This link is the only key to the class: bookmark it or keep it somewhere private. This browser "
+                   "remembers it, so this page's own address shows only the join code; on another computer, open "
+                   "the class with the link. Anyone with it sees and manages the class.")
+        st.code(f"{base}/classroom?{Url.TEACHER}={info.teacher_token}", language=None, wrap_lines=True)
+        if st.button("Forget the key in this browser", key="class.forget_key", icon=":material/logout:"):
+            forget_key(info)
+            st.query_params.clear()
+            st.rerun()
+
+
+def _done(message: str) -> None:
+    st.toast(message, icon=":material/check_circle:")
+    st.rerun()
+
+
+def _try(work, message: str) -> None:
+    try:
+        work()
+    except ValueError as exc:
+        st.error(plain(exc, 300), icon=":material/error:")
+        return
+    _done(message)
+
+
+def _lab(key: str) -> str:
+    return PAGES[key].title if key in PAGES else key
+
+
+def assignment(info: classroom.ClassInfo, base: str) -> set[str]:
+    """The exercises assigned to the class (scores are out of them), with a link to hand out for each."""
+    chosen = classroom.assigned(info.id)
+    picked = st.multiselect("Assigned exercises (scores are out of these; none: out of all)", list(BANK),
+                            default=[k for k in BANK if k in chosen], key=f"class.assign.{sorted(chosen)}",
+                            format_func=lambda k: f"{_lab(BANK[k].lab)}: {BANK[k].question[:70]}")
+    if set(picked) != chosen and st.button("Save the assignment", key="class.assign.save", icon=":material/save:"):
+        _try(lambda: classroom.assign(info.id, picked), f"{len(picked)} exercises assigned.")
+    if chosen:
+        st.caption("A link for each assigned exercise: it opens the lab set up for it, the exercise on top, the "
+                   "figures hidden until the learner checks (built as on the Exercises page).")
+        st.code("\n".join(base + link(BANK[k], list(BANK[k].url)) for k in BANK if k in chosen), language=None,
+                wrap_lines=True)
+    return chosen
+
+
+def manage(info: classroom.ClassInfo, names: list[str]) -> None:
+    """Open or close joining, rename or remove a learner, reset the class (each one confirmed)."""
+    opened = st.toggle("Open for joining", value=info.open, key=f"class.open.{info.open}",
+                       help="Closed: the join link and code refuse new learners; those in the class carry on.")
+    if opened != info.open:
+        _try(lambda: classroom.set_open(info.id, opened), "Joining opened." if opened else "Joining closed.")
+    if not names:
+        st.caption("No learners yet: rename, remove and reset appear when someone has joined.")
+        return
+    who = st.selectbox("Learner", names, key="class.who")
+    rename, remove = st.columns(2)
+    new = rename.text_input("New name", max_chars=classroom.NAME_MAX, key="class.new_name")
+    if rename.button("Rename", key="class.rename", icon=":material/edit:", disabled=not new):
+        _try(lambda: classroom.rename(info.id, who, new), "Renamed.")
+    sure = remove.checkbox(f"Yes, remove {plain(who, 40)} from the class", key="class.remove.sure")
+    if remove.button("Remove", key="class.remove", icon=":material/person_remove:", disabled=not sure):
+        _try(lambda: classroom.remove(info.id, who), "Removed: their answers stay theirs, out of this class.")
+    sure = st.checkbox(f"Yes, remove all {len(names)} learners (the class and its code stay)", key="class.reset.sure")
+    if st.button("Reset the class", key="class.reset", icon=":material/restart_alt:", disabled=not sure):
+        _try(lambda: classroom.reset(info.id), "The class is empty again.")
+
+
+SWEEPABLE = [n for n in FORM_SETTINGS if SETTINGS[n].kind in (int, float) or SETTINGS[n].choices]
+
+
+def sweep_builder(base: str) -> None:
+    """A Training link that hands each learner who opens it the next value of one setting."""
+    name = st.selectbox("Setting to sweep", SWEEPABLE, index=SWEEPABLE.index("lr"), key="class.sweep.setting",
+                        format_func=lambda n: SETTINGS[n].label or n)
+    s = SETTINGS[name]
+    text = st.text_input("Values, in turn (comma-separated)", value="0.1, 0.3, 1, 2, 4" if name == "lr" else "",
+                         key=f"class.sweep.values.{name}")
+    if not text.strip():
+        return
+    try:
+        sweep = classroom.sweep.parse(f"{s.key}:{text}", {n: SETTINGS[n] for n in FORM_SETTINGS})
+    except ValueError as exc:
+        st.error(plain(exc, 300), icon=":material/error:")
+        return
+    preset = controls_of("training")["preset"]
+    st.code(f"{base}/training?{preset.key}=tiny&{Url.SWEEP}={sweep.text()}", language=None, wrap_lines=True)
+    st.caption(f"The first learner to open it trains with {s.key} {sweep.values[0]}, the next with "
+               f"{sweep.values[1 % len(sweep.values)]}, and so on, starting again after the last; a learner keeps "
+               "their value on a reload. Their runs then meet in 'The class's training runs' above: final perplexity "
+               "against the value, one point per learner.")

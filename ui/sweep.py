@@ -1,0 +1,51 @@
+"""A learner opens a teacher's sweep link (?sweep=lr:0.1,0.3,1): this browser's learner is handed the next value in
+turn among their class (kept, so a reload or another device gives the same one), the control is set to it and
+fixed (not drawn, as a hidden control), and a line says which value and why. core.classroom.sweep parses the link."""
+from __future__ import annotations
+
+import streamlit as st
+
+from core import classroom
+from core.labs import Url
+from core.settings import Setting
+from ui import learner
+from ui.common import plain
+
+
+def fixed_key() -> str | None:
+    """The URL key of the control a sweep link fixes (read without checking: take_part checks)."""
+    raw = st.query_params.get(Url.SWEEP) or ""
+    return raw.partition(":")[0].strip() or None
+
+
+def take_part(settings: dict[str, Setting]) -> str | None:
+    """Hand this learner their value of the address's sweep and put it in the address; returns it (None: no
+    sweep, or a link this lab cannot use, said in a warning)."""
+    raw = st.query_params.get(Url.SWEEP)
+    if not raw:
+        return None
+    try:
+        sweep = classroom.sweep.parse(raw, settings)
+    except ValueError as exc:
+        st.warning(f"This link's sweep cannot be used: {plain(exc, 300)}", icon=":material/warning:")
+        return None
+    listed = ", ".join(sweep.values)
+    what = plain(sweep.setting.label[:1].lower() + sweep.setting.label[1:], 60)
+    who = learner.current()
+    if who is None or who.class_id is None:
+        value = sweep.values[0]
+        st.info(f"This link hands out the values {plain(listed, 200)} of the {what} in turn to "
+                f"the learners of a class. You are not in a class here, so you get the first, {plain(value)}: join "
+                "with your teacher's link first to get your own.", icon=":material/tune:")
+    else:
+        try:
+            value, place = classroom.hand_out(who.token, sweep.text(), list(sweep.values))
+        except ValueError as exc:
+            st.warning(plain(exc, 300), icon=":material/warning:")
+            return None
+        st.info(f"Your teacher hands out values of the {what} in turn ({plain(listed, 200)}): you were "
+                f"learner {place} to open this link, so yours is **{plain(value)}**. Train with it, and the class's "
+                "chart puts your run beside the others'.", icon=":material/tune:")
+    if st.query_params.get(sweep.setting.key) != value:
+        st.query_params[sweep.setting.key] = value
+    return value
