@@ -290,11 +290,8 @@ def exercise_answers(attempts: list[dict], hints: list, learners: int, names: bo
         st.subheader(plain(ex.question, 400), anchor=False)
     if firsts and not names:
         headline(ex, firsts, learners)
-    if firsts:
-        figure = answers_figure if names else spread_figure
-        show(figure(ex, firsts), summary_text, f"class.{key}")
-    else:
-        st.caption(summary_text)
+    figure = answers_figure if names else spread_figure   # drawn empty too: the first answer then shows at once
+    show(figure(ex, firsts), summary_text, f"class.{key}")
 
 
 def headline(ex: core_ex.Exercise, firsts: list[dict], learners: int) -> None:

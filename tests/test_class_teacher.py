@@ -281,3 +281,12 @@ def test_the_teacher_assigns_removes_and_resets_from_the_view(root):
     at.checkbox(key="class.reset.sure").check().run()
     at.button(key="class.reset").click().run()
     assert not at.exception and C.roster(info.id) == []
+
+
+def test_a_sweep_in_the_address_of_another_lab_fixes_nothing(root):
+    at = page("forecasting", unknown={Url.SWEEP.value: "tau:1,2"}).run()
+    assert not at.exception
+    assert any(s.label.startswith("Window") for s in at.slider)                 # tau is still drawn
+    bad = page("training", timeout=120, unknown={Url.SWEEP.value: "lr:0.1,oops"}).run()
+    assert not bad.exception and "sweep cannot be used" in _texts(bad)
+    assert "fixes: Learning rate" not in _texts(bad)                             # nothing fixed

@@ -12,10 +12,15 @@ from ui import learner
 from ui.common import plain
 
 
+_FIXED = "_rnnlab_sweep_fixed"   # (the address's sweep text, the URL key of the control it fixes), once checked
+
+
 def fixed_key() -> str | None:
-    """The URL key of the control a sweep link fixes (read without checking: take_part checks)."""
-    raw = st.query_params.get(Url.SWEEP) or ""
-    return raw.partition(":")[0].strip() or None
+    """The URL key of the control the address's sweep fixes, once take_part has checked it on a page that takes
+    sweeps (elsewhere a sweep in the address fixes nothing)."""
+    raw = st.query_params.get(Url.SWEEP)
+    kept = st.session_state.get(_FIXED)
+    return kept[1] if raw and kept and kept[0] == raw else None
 
 
 def take_part(settings: dict[str, Setting]) -> str | None:
@@ -48,4 +53,5 @@ def take_part(settings: dict[str, Setting]) -> str | None:
                 "chart puts your run beside the others'.", icon=":material/tune:")
     if st.query_params.get(sweep.setting.key) != value:
         st.query_params[sweep.setting.key] = value
+    st.session_state[_FIXED] = (raw, sweep.setting.key)
     return value
