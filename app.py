@@ -1,4 +1,5 @@
 """RNN Lab: navigation and shared page setup. Each lab lives in pages/, all computation in core/."""
+import os
 import threading
 
 import streamlit as st
@@ -43,7 +44,8 @@ def warm_up() -> bool:
     return True
 
 
-warm_up()
+if os.environ.get("RNNLAB_WARM_UP", "1") != "0":   # 0: a server for a test or bench that never opens Text to tokens
+    warm_up()
 
 # Phones: wide equations shrink and scroll inside their own box rather than widening the page; a lab's controls,
 # stacked above its figures, scroll inside a panel of at most 40% of the screen, so a slider and what it moves

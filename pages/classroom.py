@@ -373,6 +373,7 @@ def teacher_view(info: classroom.ClassInfo) -> None:
         class_tools.manage(info, list(table["learner"]))
     with st.expander("Hand out a sweep: each learner trains with another value", icon=":material/linear_scale:"):
         class_tools.sweep_builder(base)
+    class_tools.drawn()
 
 
 def projector_view(info: classroom.ClassInfo) -> None:
@@ -384,6 +385,7 @@ def projector_view(info: classroom.ClassInfo) -> None:
     exercise_answers(attempts, hints, len(classroom.roster(info.id)), names=False)
     st.button("Leave the projector view", key="class.unpresent", icon=":material/close_fullscreen:",
               on_click=lambda: st.query_params.pop(Url.PRESENT, None))
+    class_tools.drawn()
 
 
 # --- starting and joining -----------------------------------------------------------------------------------

@@ -341,7 +341,8 @@ def test_a_cold_start_never_shows_the_pages_folder_as_a_menu(browser, tmp_path):
     port = _free_port()
     server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port",
                                str(port), "--server.address", "127.0.0.1", "--server.headless", "true"], cwd=ROOT,
-                              env=dict(__import__("os").environ, RNNLAB_CACHE_DIR=str(tmp_path), RNNLAB_WARM_WORKERS="0"),
+                              env=dict(__import__("os").environ, RNNLAB_CACHE_DIR=str(tmp_path), RNNLAB_WARM_WORKERS="0",
+                                       RNNLAB_WARM_UP="0"),
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     page = browser.new_page()
     try:
@@ -377,7 +378,7 @@ def test_a_check_that_trains_shows_its_progress_and_cancel_stops_it(browser, tmp
     from conftest import ROOT, _free_port, wait_healthy
     port = _free_port()
     env = dict(__import__("os").environ, RNNLAB_SHIPPED_ANSWERS="off", RNNLAB_RUNS_DIR=str(tmp_path / "runs"),
-               RNNLAB_CORPUS=str(corpus_file), RNNLAB_WARM_WORKERS="0")
+               RNNLAB_CORPUS=str(corpus_file), RNNLAB_WARM_WORKERS="0", RNNLAB_WARM_UP="0")
     server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port",
                                str(port), "--server.address", "127.0.0.1", "--server.headless", "true"], cwd=ROOT,
                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -442,7 +443,8 @@ def test_a_class_teacher_and_three_learners(browser, app_url, corpus_file):
             expect(page.get_by_text(f"You answered {answer}.")).to_be_visible(timeout=30_000)
     chart = teacher.locator("[data-testid='stPlotlyChart'][aria-label*='learners answered']")
     expect(chart).to_have_attribute("aria-label", re.compile(r"2 of 3 learners answered; 1 right on their first"),
-                                    timeout=30_000)                  # live, and following the answered exercise
+                                    timeout=30_000)                  # live, following the answered exercise ...
+    expect(chart).to_have_count(1)                                    # ... and nothing of an older view left
     ana = learners["Ana"]
     ana.reload()
     expect(ana.get_by_text("You answered exploding.")).to_be_visible(timeout=30_000)
@@ -451,8 +453,11 @@ def test_a_class_teacher_and_three_learners(browser, app_url, corpus_file):
         page = learners[name]
         page.goto(app_url + sweep)
         expect(page.get_by_text(re.compile(rf"so yours is {re.escape(lr)}\b"))).to_be_visible(timeout=60_000)
-        page.get_by_role("button", name="Train", exact=True).click()
-        expect(page.get_by_text("tiny #1: finished")).to_be_visible(timeout=120_000)
+        page.get_by_role("button", name="Train", exact=True).click()         # all three press Train ...
+        expect(page.get_by_text(re.compile(r"tiny #1: (queued|starting|running|finished)"))).to_be_visible(
+            timeout=60_000)
+    for page in learners.values():                                            # ... and all three finish
+        expect(page.get_by_text("tiny #1: finished")).to_be_visible(timeout=180_000)
     teacher.reload()                                                   # the key comes back from the cookie
     expect(roster).to_contain_text("Ana", timeout=30_000)
     runs = teacher.locator("[data-testid='stPlotlyChart'][aria-label*='Ana: lr']")

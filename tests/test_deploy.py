@@ -54,7 +54,7 @@ def class_site(tmp_path_factory):
     for i in (1, 2):
         port = _free_port()
         env = dict(os.environ, RNNLAB_CACHE_DIR=str(tmp / f"cache{i}"), RNNLAB_RUNS_DIR=str(tmp / "runs"),
-                   RNNLAB_MAX_CPU_RUNS="1")
+                   RNNLAB_MAX_CPU_RUNS="1", RNNLAB_WARM_UP="0")   # no page here opens Text to tokens
         if corpus_path() is not None:
             env["RNNLAB_CORPUS"] = str(corpus_path())
         procs.append(subprocess.Popen(

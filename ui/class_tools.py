@@ -16,7 +16,9 @@ from ui.learner import write_cookie
 
 KEYS = "_rnnlab_teacher_keys"         # join code -> the teacher's key, this session
 COOKIE_PREFIX = "rnnlab_teacher_"     # + the join code: this browser remembers the key of each class it teaches
-VERSION = "_rnnlab_class_version"
+VERSION = "_rnnlab_class_version"     # the version the view on screen shows in full
+_READ = "_rnnlab_class_version_read"   # the version this run read before drawing
+_INLINE = "_rnnlab_class_poll_inline"  # the poll is being drawn as part of the page's own run
 POLL_S = 1.0                          # the open view asks whether anything changed this often (one small query)
 
 
@@ -55,18 +57,31 @@ def forget_key(info: classroom.ClassInfo) -> None:
 
 def watch(info: classroom.ClassInfo) -> None:
     """Rerun the page as soon as anything in the class changes (polled every POLL_S in a fragment: a change
-    shows within about a second, and nothing is redrawn while nothing changes)."""
-    st.session_state[VERSION] = classroom.version(info.id)
+    shows within about a second, and nothing is redrawn while nothing changes). Call drawn() when the view is
+    complete: a run cut short (by a newer change) never counts as drawn, so the next poll draws it all again
+    rather than leaving half of the older view on screen."""
+    st.session_state[_READ] = classroom.version(info.id)
 
     @st.fragment(run_every=POLL_S)
     def poll() -> None:
+        if st.session_state.get(_INLINE):    # drawn with the page: it is the page's run that draws the view
+            return
         try:
             now = classroom.version(info.id)
         except ValueError:
             return
         if now != st.session_state.get(VERSION):
             st.rerun()
-    poll()
+    st.session_state[_INLINE] = True
+    try:
+        poll()
+    finally:
+        st.session_state[_INLINE] = False
+
+
+def drawn() -> None:
+    """The view is on screen in full, as of the version watch() read before drawing it."""
+    st.session_state[VERSION] = st.session_state.get(_READ)
 
 
 def teacher_link(info: classroom.ClassInfo, base: str) -> None:
