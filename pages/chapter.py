@@ -13,7 +13,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from core.sequences import forecast
+from core.sequences import forecast, readings
 from core.nn import param_counts
 from core.lesson import passage, store as passage_store
 from core.labs import controls_of
@@ -84,18 +84,11 @@ def act_predicting() -> None:
 
 
 def act1_reading(s, a: forecast.Analysis) -> str:
-    """What Act 1's figures show, in words built from their numbers (they change with τ)."""
-    text = (f"One step ahead the model is nearly as good as the noise allows: a test error of {a.test_mse:.3f} "
-            f"against the noise's σ² = {s.sigma ** 2:.2f}. {s.k} steps ahead it must build on its own guesses, and "
-            f"each guess inherits the last one's error: the error is {a.k_ratio:.1f} times the one-step error")
-    if a.horizon is not None:
-        far, k_far = float(a.horizon[-1]), len(a.horizon)
-        than = "no better than" if far >= a.test_variance else f"{100 * far / a.test_variance:.0f}% of"
-        text += f", and {k_far} steps ahead it is {far:.3f}, {than} guessing a constant ({a.test_variance:.3f})"
-    rest = "and stays there" if a.still_moving < 0.01 else "still drifting"
+    """What Act 1's figures show, in claims built from their numbers (core.sequences.readings; they change with τ)."""
+    far = readings.far_horizon(a)
+    text = f"{readings.one_step(a, s.sigma)} {readings.k_vs_one(a, s.k)}{' ' + far.text if far else ''}"
     steps = "one step" if s.tau == 1 else f"{s.tau} steps"
-    return (f"{text}. Fed nothing but its own guesses (dashed), the forecast ends at {a.settles_at:.2f}, {rest}, "
-            f"while the data keeps swinging between about -1 and 1. **Next:** text is a sequence too, and there "
+    return (f"{text} {readings.rest(a, s.n_train, s.T)} **Next:** text is a sequence too, and there "
             f"the past that matters is much longer than the {steps} this model looks at.")
 
 

@@ -1,11 +1,13 @@
 """Lab 1, Forecasting: an AR(tau) model on a noisy sine, one-step vs k-step forecasts."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from core.sequences import forecast
+from core.sequences import forecast, readings
 from core.labs import Forecasting as Settings, controls_of
 from ui import exercises, url_state
 from ui.common import cite, controls_beside_view, header, learner_errors, show_source
@@ -50,8 +52,9 @@ def horizon_figure(s: Settings, a: forecast.Analysis) -> go.Figure:
     if s.k <= len(a.horizon):
         fig.add_trace(go.Scatter(x=[s.k], y=[a.horizon[s.k - 1]], mode="markers", name=f"k = {s.k}",
                                  marker=dict(size=12, color="#e45756")))
-    hline(fig, a.test_variance, "variance of the test data (a constant guess)", log_y=True)
-    return style(fig, "Test MSE against the horizon k", "k", "MSE", log_y=True)
+    log_y = float(np.max(a.horizon)) >= readings.EXACT   # all zero to rounding (no noise): a plain axis at 0
+    hline(fig, a.test_variance, "variance of the test data (a constant guess)", log_y=log_y)
+    return style(fig, "Test MSE against the horizon k", "k", "MSE", log_y=log_y)
 
 
 @st.cache_resource(show_spinner=False, max_entries=32)
@@ -68,26 +71,19 @@ def metrics(s: Settings, a: forecast.Analysis) -> None:
     m1, m2, m3 = st.columns(3)
     m1.metric("One-step MSE, training range", f"{a.train_mse:.4f}")
     m2.metric("One-step MSE, test range", f"{a.test_mse:.4f}")
-    m3.metric(f"{s.k}-step MSE, test range", f"{a.k_mse:.4f}",
-              delta=f"{a.k_ratio:.1f}× one-step" if a.test_mse > 0 else None, delta_color="inverse")
+    ratio = readings.k_vs_one(a, s.k).numbers["ratio"]
+    m3.metric(f"{s.k}-step MSE, test range", f"{a.k_mse:.4f}", delta_color="inverse",
+              delta=f"{ratio:.1f}× one-step" if math.isfinite(ratio) and s.k > 1 else None)
 
 
 def reading(s: Settings, x: np.ndarray, a: forecast.Analysis) -> str:
-    """What the figures show, in words that follow their numbers."""
+    """What the figures show, in claims built from their numbers (core.sequences.readings)."""
     train_noise, test_noise = forecast.noise_power(x, s.tau, s.n_train), forecast.noise_power(x, s.n_train, len(x))
-    return (
-        f"**Reading it.** One step ahead, the model only has to undo a little noise, so its error stays close to "
-        f"the noise itself (σ² = {s.sigma ** 2:.3f}). Asked for k steps, it must build on its own guesses: every "
-        f"guess carries an error and the next guess inherits it. At k = {s.k} the test error is {a.k_ratio:.1f} times "
-        f"the one-step error; the horizon curve shows it climbing with k towards the error of guessing a constant "
-        f"({a.test_variance:.3f}). The dashed black curve goes furthest: after the training range it is fed "
-        "nothing but its own guesses, each a little smoother than the data it came from, and it heads for a "
-        "constant.\n\n"
-        f"**Why the test error can be below the training error.** Both are mostly the noise: the random draws "
-        f"happen to average {train_noise:.4f} (mean square) on the training range and {test_noise:.4f} on the "
-        f"test range, against one-step errors of {a.train_mse:.4f} and {a.test_mse:.4f}. A smooth sine is easy "
-        "to extrapolate, so the model loses almost nothing on unseen data, and the luck of the draw decides "
-        "which range scores lower.")
+    trend = readings.horizon_trend(a)
+    heading, gap = readings.train_test(a, train_noise, test_noise)
+    return (f"**Reading it.** {readings.one_step(a, s.sigma)} {readings.k_vs_one(a, s.k)} "
+            f"{trend.text + ' ' if trend else ''}The dashed black curve goes furthest. "
+            f"{readings.rest(a, s.n_train, len(x))}\n\n**{heading}.** {gap}")
 
 
 def horizon_summary(a: forecast.Analysis) -> str:
@@ -99,11 +95,10 @@ def horizon_summary(a: forecast.Analysis) -> str:
 
 def summary(s: Settings, a: forecast.Analysis) -> str:
     """The figures in one line of numbers (under the figure, and for screen readers)."""
-    ratio = f", {a.k_ratio:.1f} times as large" if a.test_mse > 0 else ""
-    rest = "at rest" if a.still_moving < 0.01 else f"still moving by {a.still_moving:.2f} over its last 50 steps"
+    ratio = readings.k_vs_one(a, s.k).numbers["ratio"]
+    times = f", {ratio:.1f} times as large" if math.isfinite(ratio) and s.k > 1 else ""
     return (f"With a window of τ = {s.tau}, the one-step test error is {a.test_mse:.3f} and the {s.k}-step error "
-            f"{a.k_mse:.3f}{ratio}. Fed only its own guesses from t = {s.n_train}, the forecast ends at "
-            f"{a.settles_at:.2f} ({rest}) while the data keeps swinging between about -1 and 1.")
+            f"{a.k_mse:.3f}{times}. {readings.rest(a, s.n_train, s.T)}")
 
 
 def main() -> None:

@@ -23,7 +23,7 @@ def test_forecasting_explains_a_test_error_below_the_training_error_with_its_own
     a = forecast.analyse(x, 4, 600, 16)
     assert a.test_mse < a.train_mse                      # the case to explain, at the defaults
     assert f"{forecast.noise_power(x, 600, 1000):.4f} on the test range" in text
-    assert f"At k = 16 the test error is {a.k_mse / a.test_mse:.1f} times the one-step error" in text
+    assert f"the test error is {a.k_mse:.4f}, {a.k_mse / a.test_mse:.1f} times the one-step error" in text
     assert "whatever τ" not in text
 
 

@@ -127,7 +127,7 @@ def test_the_forecast_from_the_end_uses_only_the_training_range():
         window.append(float(np.dot(model.weights, window[-4:]) + model.bias))
         assert f[i] == pytest.approx(window[-1], abs=1e-12)
     a = forecast.analyse(forecast.make_series(1000, 0.2, 0), 4, 600, 16)
-    assert a.still_moving < 0.01 and abs(a.settles_at) < 0.5   # at rest, far from the swinging data
+    assert a.still_moving < 0.01 and abs(a.settles_at) < 0.5   # nearly still, far from the swinging data
 
 
 def test_a_fixed_window_model_grows_with_its_window_and_an_rnn_does_not():

@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from core.nn import cell_demo, gradflow, param_counts
-from core.sequences import forecast
+from core.sequences import forecast, readings
 from core.text import ngrams, tokens
 from core.exercises.types import Solution
 
@@ -48,8 +48,10 @@ def settles_at(s: dict) -> Solution:
     x = _series(s)
     a = _forecast(s, x)
     w, b, rest = a.model.weights, a.model.bias, a.fixed_point
-    moving = (f"still moving by {a.still_moving:.4f} over its last 50 steps, on its way there" if a.still_moving > 1e-3
-              else "at rest there")
+    where = readings.rest(a, s.get("n_train", 600), len(x))     # the lab's and Act 1's own reading of it
+    at_rest = where.kind == "forecast.at_rest"
+    moving = ("at rest there" if at_rest else
+              f"still moving by {where.numbers['moving']:.4f} over its last 50 steps, on its way there")
     return Solution(rest, f"Fed nothing but its own guesses from t = {s.get('n_train', 600)}, the forecast comes "
                           "to rest "
                           f"where x = (sum of weights)·x + bias: the fitted weights sum to {w.sum():.4f} and the bias "
@@ -58,8 +60,8 @@ def settles_at(s: dict) -> Solution:
                           "about -1 and 1.",
                     {"fixed point": rest, "sum of weights": float(w.sum()), "bias": b,
                      f"forecast at t = {len(x)}": a.settles_at},
-                    {a.settles_at: f"{a.settles_at:.3f} is where the forecast is at t = {len(x)}, still on its way; "
-                                   "it comes to rest at the fixed point."} if a.still_moving > 1e-3 else {})
+                    {} if at_rest else {a.settles_at: f"{a.settles_at:.3f} is where the forecast is at t = {len(x)}, "
+                                                      "still on its way; it comes to rest at the fixed point."})
 
 
 def window_without_noise(s: dict) -> Solution:
