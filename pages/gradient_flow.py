@@ -136,11 +136,21 @@ def metrics(s: Settings, a: gradflow.Analysis) -> None:
                 f"Those slopes damp the gradient, {effect}.")
 
 
+def saturation_note() -> str:
+    """'What to try' on tanh's saturation, with the rates it is about (n = 32, T = 24, seed 0)."""
+    rate = {(scale, inp): gradflow.analyse(32, scale, 24, input_scale=inp).growth for scale in (2.0, 4.0)
+            for inp in (0.0, 5.0)}
+    return (f"Turn tanh on and raise the input scale from 0 to 5: saturated units pass back less of the gradient. At "
+            f"weight scale 2 the gradient's rate per step falls from {rate[2.0, 0.0]:.2f} to {rate[2.0, 5.0]:.2f}, "
+            f"so a growing gradient now {'vanishes' if rate[2.0, 5.0] < gradflow.VANISH_RATE else 'grows slower'}; "
+            f"at scale 4 it falls from {rate[4.0, 0.0]:.2f} to {rate[4.0, 5.0]:.2f}, "
+            f"{'still growing' if rate[4.0, 5.0] > gradflow.EXPLODE_RATE else 'no longer growing'}.")
+
+
 NOTES = """
 **What to try.** Slide the scale: around ρ ≈ 1 the linear curve is flat; below, it falls off a cliff; above,
 it shoots up. Switch to an orthogonal matrix: every eigenvalue sits on the unit circle, and at weight scale 1
-the linear norm stays exactly 1 (an orthogonal matrix keeps lengths); at scale s it is exactly sᵏ. Turn tanh
-on with a big input scale and a large ρ: the curve bends down anyway.
+the linear norm stays exactly 1 (an orthogonal matrix keeps lengths); at scale s it is exactly sᵏ. {saturation}
 
 **The dashed line** has the slope of ρ per step and passes through the last point of the linear curve: once
 the largest eigenvalues dominate, the linear norm changes by about ρ per step, but it need not start at 1.
@@ -182,7 +192,7 @@ def main() -> None:
         c1, c2 = st.columns(2)
         show(eigenvalues, eigenvalues_summary(a), "eigenvalues", c1)
         show(clipping, clipping_summary(a, s.theta), "clipping", c2)
-        st.markdown(NOTES)
+        st.markdown(NOTES.format(saturation=saturation_note()))
     show_source(gradflow.recurrent_matrix, gradflow.linear_gradient_norms, gradflow.tanh_gradient_norms,
                 gradflow.regime)
     exercises.section("gradient_flow")

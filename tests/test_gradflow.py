@@ -44,6 +44,24 @@ def test_tanh_path_equals_torch_autograd(n, T, scale, input_scale):
         assert abs(ours[k] - auto) <= 1e-8 * max(1.0, auto)
 
 
+def test_a_steady_trend_is_never_called_stable():
+    """Issue 41: 'stable' read for 2.66-fold growth in 24 steps (gaussian, scale 1.05, no tanh) and for a fall to
+    0.29 (orthogonal, scale 0.95). Stable means the norm after T steps is within 1% a step of where it started."""
+    grows = gradflow.analyse(32, 1.05, 24, use_tanh=False)
+    falls = gradflow.analyse(32, 0.95, 24, kind="orthogonal", use_tanh=False)
+    assert grows.shown[-1] > 2.5 and grows.regime == "exploding"
+    assert falls.shown[-1] < 0.3 and falls.regime == "vanishing"
+    for scale in (0.25, 0.9, 0.95, 1.0, 1.05, 1.1, 2.0):
+        for kind in ("gaussian", "orthogonal"):
+            for tanh in (False, True):
+                a = gradflow.analyse(32, scale, 24, kind=kind, use_tanh=tanh)
+                end = float(a.shown[-1])                      # the norm after 24 steps, from 1
+                if a.regime == "stable":
+                    assert 0.99 ** 24 <= end <= 1.01 ** 24, (scale, kind, tanh, end)
+                else:
+                    assert (end < 0.99 ** 24) == (a.regime == "vanishing"), (scale, kind, tanh, end)
+
+
 def test_regimes_and_thresholds():
     assert gradflow.regime(1e-5) == "vanishing"
     assert gradflow.regime(1.0) == "stable"
@@ -57,8 +75,8 @@ def test_regimes_and_thresholds():
 def test_the_regime_follows_the_rate_per_step_not_where_the_curve_ends():
     """Issue 30: through tanh at scale 4 the gradient grows 494-fold over 24 steps (1.29 a step) and once read
     "stable" because it stayed under a fixed 1,000. Steady growth is growth, whatever T is."""
-    assert [gradflow.regime(r) for r in (0.94, 0.96, 1.0, 1.04, 1.06)] == \
-        ["vanishing", "stable", "stable", "stable", "exploding"]
+    assert [gradflow.regime(r) for r in (0.94, 0.96, 0.995, 1.0, 1.005, 1.04, 1.06)] == \
+        ["vanishing", "vanishing", "stable", "stable", "stable", "exploding", "exploding"]
     a = gradflow.analyse(32, 4.0, 24)                 # the page's default: through tanh
     assert a.growth == pytest.approx(1.295, abs=0.01) and a.regime == "exploding"
     short, long = gradflow.analyse(32, 1.2, 10, use_tanh=False), gradflow.analyse(32, 1.2, 60, use_tanh=False)
@@ -168,3 +186,15 @@ def test_the_page_s_sentences_follow_its_numbers():
     captions = " ".join(shown(c) for c in at.caption)
     assert "cannot bring back a long-range signal that has vanished" in captions
     assert "carries under 0.01%" in captions                      # not 1.31e-05%
+
+
+def test_what_to_try_on_saturation_says_what_its_numbers_show():
+    """Issue 41: 'a big input scale and a large ρ: the curve bends down anyway' while scale 4, input 5 grows 1.11 a
+    step. The note now quotes the rates and calls each what its rate is."""
+    from pages.gradient_flow import saturation_note
+    note = saturation_note()
+    at4 = gradflow.analyse(32, 4.0, 24, input_scale=5.0).growth
+    at2 = gradflow.analyse(32, 2.0, 24, input_scale=5.0).growth
+    assert f"{at4:.2f}, still growing" in note and at4 > gradflow.EXPLODE_RATE
+    assert f"to {at2:.2f}" in note and ("vanishes" in note) == (at2 < gradflow.VANISH_RATE)
+    assert "bends down anyway" not in note
