@@ -318,13 +318,13 @@ def one_hot_or_embedding(run: cell_demo.WordRun) -> None:
     c2.markdown(f"row {look.token_id} of W_xh (a lookup)")
     c2.dataframe(pd.DataFrame([look.row]).round(4), hide_index=True)
     c3.metric("Product minus lookup, largest", difference_text(look.difference))
+    cases = [(len(run.vocab), run.params["W_hh"].shape[0], 2), (28, 256, 64), (10_000, 256, 256), (10_000, 256, 64)]
     st.markdown(
         "An **embedding** makes that row its own small learnt vector of d numbers (a table E of |V| × d) and then "
-        "multiplies it by a d × h W_xh. With a few characters, one-hot is cheaper; with a large vocabulary a "
-        "small d saves weights, and similar tokens can learn similar rows:")
+        f"multiplies it by a d × h W_xh, and similar tokens can learn similar rows. "
+        f"{param_counts.input_choice(cases)}")
     rows = []
-    for V, h, d in ((len(run.vocab), run.params["W_hh"].shape[0], 2), (28, 256, 64), (10_000, 256, 256),
-                    (10_000, 256, 64)):
+    for V, h, d in cases:
         rows.append({"|V|": V, "h": h, "one-hot: W_xh (|V| × h)": param_counts.input_parameters(V, h, 0),
                      "d": d, "embedding: E (|V| × d) + W_xh (d × h)": param_counts.input_parameters(V, h, d)})
     counts = {name: st.column_config.NumberColumn(format="localized") for name in rows[0] if name not in ("h", "d")}

@@ -253,9 +253,10 @@ def greedy_vs_sampled(lm, s: Settings, out: sampling.Sample) -> None:
     g2.markdown(f"**Sampled (T = {max(s.temperature, 0.05):g})**: distinct 3-grams "
                 f"{100 * probe.distinct_ngram_share(sampled_text):.0f}%")
     g2.text(sampled_text)
+    real = float(lm.meta.get(HELD_OUT_BPC, float("nan")))
+    odd = sampling.odd_choices(float(out.surprisal_bits.mean()), real, len(lm.vocab))
     st.caption("Greedy decoding always takes the single likeliest next character. Once it lands in a phrase "
-               "that leads back to itself it repeats forever, so few of its 3-grams are distinct. Sampling keeps "
-               "some randomness and stays varied, at the price of occasional odd choices.")
+               f"that leads back to itself it repeats forever, so few of its 3-grams are distinct. {odd}")
 
 
 def main() -> None:

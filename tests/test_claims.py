@@ -159,3 +159,46 @@ def test_the_horizon_axis_is_plain_when_every_error_is_zero(sigma):
     _, _, a = forecasting_claims(s)
     fig = horizon_figure(s, a)
     assert (fig.layout.yaxis.type == "log") == (sigma > 0)
+
+
+@given(V=st.integers(2, 20_000), h=st.integers(1, 2_000), d=st.integers(1, 2_000))
+@settings(max_examples=60, deadline=None)
+def test_which_input_is_cheaper_follows_the_counts(V, h, d):
+    """Issue 41: 'with a few characters, one-hot is cheaper' stood beside a row where the embedding was cheaper
+    (|V| = 28, h = 4, d = 2). The claim names the cheaper one per row, by the rule d < |V|·h / (|V| + h)."""
+    from core.nn import param_counts
+    text = param_counts.input_choice([(V, h, d)]).text
+    one_hot, embedding = V * h, V * d + d * h
+    word = ("the embedding is cheaper" if embedding < one_hot else "one-hot is cheaper" if one_hot < embedding
+            else "they cost the same")
+    assert f"d = {d}: {word} ({embedding:,} against {one_hot:,})" in text
+    assert (d < V * h / (V + h)) == (embedding < one_hot)
+
+
+def test_the_rnn_cell_page_prints_the_input_claim():
+    from apptest_util import page
+    at = page("rnn_cell").run()
+    text = " ".join(m.value for m in at.markdown).replace("\\", "")
+    assert not at.exception and "With a few characters, one-hot is cheaper" not in text
+    assert "|V| = 28, h = 256, d = 64: one-hot is cheaper" in text
+
+
+def test_what_sampling_says_about_odd_choices_holds_at_every_temperature():
+    """Issue 41: '/sampling?temp=2' called gibberish (4.23 bits per character against 4.81 uniform) 'occasional odd
+    choices'. Each temperature's claim is checked against the sample's own surprisal."""
+    from core.assets import HELD_OUT_BPC
+    from core.nn import sampling
+    from core.runs.saved import load_pretrained
+    lm = load_pretrained()
+    real, uniform = float(lm.meta[HELD_OUT_BPC]), math.log2(len(lm.vocab))
+    kinds = set()
+    for temperature in (0.05, 0.5, 0.8, 1.0, 1.2, 1.5, 2.0):
+        for seed in (0, 1):
+            out = sampling.sample(lm, "the time traveller ", 300, temperature, seed=seed)
+            mean = float(out.surprisal_bits.mean())
+            c = sampling.odd_choices(mean, real, len(lm.vocab))
+            kinds.add(c.kind)
+            assert (c.kind == "sample.gibberish") == (mean >= 0.8 * uniform), (temperature, c.text)
+            assert (c.kind == "sample.like_text") == (mean < 0.8 * uniform and mean <= 1.25 * real), (temperature, c)
+            assert f"{mean:.2f} bits per character" in c.text
+    assert {"sample.gibberish", "sample.like_text"} <= kinds

@@ -108,8 +108,10 @@ def three_things() -> None:
         "step, so it can read any length of past without growing.\n"
         "2. It is trained with the truth fed in (**teacher forcing**) but generates from its own guesses, so "
         "its errors compound over the horizon, exactly like Act 1's forecasts.\n"
-        "3. Its gradient is a product of as many factors as there are steps: it **vanishes or explodes** unless "
-        "the recurrent weights stay near the edge, which is why clipping, truncation and gates exist.")
+        "3. Its gradient with respect to a state k steps back is a product of k factors (W_hh and the tanh slopes, "
+        "once per step), and a weight's gradient sums such products over every step: the far terms **vanish or "
+        "explode** unless the recurrent weights stay near the edge, which is why clipping, truncation and gates "
+        "exist.")
 
 
 def after_the_acts(norms_figure: Callable[[gradflow.Analysis], go.Figure]) -> None:

@@ -3,6 +3,7 @@ trained model of any cell (core.nn.cells: its gates) and depth. Pure arithmetic,
 own parameter count in the tests."""
 from __future__ import annotations
 
+from core.claims import Claim, claim
 from core.checks import check_int
 
 def ngram_table_size(vocab_size: int, k: int) -> int:
@@ -44,6 +45,27 @@ def input_parameters(vocab_size: int, hidden: int, embed_dim: int) -> int:
     h = check_int("hidden units", hidden, 1)
     d = check_int("embedding size", embed_dim, 0)
     return V * h if d == 0 else V * d + d * h
+
+
+def embedding_saves(vocab_size: int, hidden: int, embed_dim: int) -> int:
+    """One-hot's input weights minus an embedding's (positive: the embedding is cheaper)."""
+    return input_parameters(vocab_size, hidden, 0) - input_parameters(vocab_size, hidden, embed_dim)
+
+
+def input_choice(cases: list[tuple[int, int, int]]) -> Claim:
+    """Which input is cheaper, one-hot or an embedding, for each (|V|, h, d), and the rule that decides it."""
+    if not cases:
+        raise ValueError("Give at least one (|V|, h, d) to compare.")
+    parts, cheaper = [], 0
+    for V, h, d in cases:
+        saves = embedding_saves(V, h, d)
+        cheaper += saves > 0
+        word = "the embedding is cheaper" if saves > 0 else "one-hot is cheaper" if saves < 0 else "they cost the same"
+        parts.append(f"|V| = {V:,}, h = {h}, d = {d}: {word} ({input_parameters(V, h, d):,} against "
+                     f"{input_parameters(V, h, 0):,})")
+    return claim("params.input_choice", "An embedding costs |V|·d + d·h weights against one-hot's |V|·h, so it is "
+                 "cheaper exactly when d < |V|·h / (|V| + h), whether the vocabulary is small or large. In the "
+                 f"table: " + "; ".join(parts) + ".", cheaper=cheaper, cases=len(cases))
 
 
 def model_parameters(vocab_size: int, hidden: int, embed_dim: int, layers: int, gates: int) -> int:

@@ -12,6 +12,7 @@ import numpy as np
 import torch
 
 from core.checks import check_int, check_real
+from core.claims import Claim, claim
 from core.text.corpus import clean
 from core.nn.models import RNNLM
 
@@ -247,3 +248,28 @@ def sample(lm: LanguageModel, prefix: str, length: int = 200, temperature: float
             break
     texts = [lm.vocab.token_text(i) for i in ids]
     return Sample(cleaned, unknown, lm.vocab.decode(ids), ids, texts, probs)
+
+
+LIKE_TEXT = 1.25     # a sample within this many times the model's bits per character on real text reads like text
+GIBBERISH = 0.8      # a sample at this share of uniform guessing's bits per character or more is gibberish
+
+
+def odd_choices(mean_bits: float, real_bits: float, vocab_size: int) -> Claim:
+    """How often sampling picks unlikely characters, from the sample's mean surprisal under the model (bits per
+    character, at T = 1) against the model's on held-out text (NaN when unknown) and against uniform guessing."""
+    check_real("mean surprisal", mean_bits, 0.0)
+    V = check_int("vocabulary size", vocab_size, 2)
+    uniform = float(np.log2(V))
+    numbers = dict(mean=mean_bits, real=real_bits, uniform=uniform)
+    if mean_bits >= GIBBERISH * uniform:
+        return claim("sample.gibberish", f"At this temperature the odd choices take over: the sample costs the model "
+                     f"{mean_bits:.2f} bits per character, close to the {uniform:.2f} of picking uniformly among its "
+                     f"{V} characters. It is gibberish.", **numbers)
+    if np.isfinite(real_bits) and mean_bits <= LIKE_TEXT * real_bits:
+        return claim("sample.like_text", f"Sampling keeps some randomness and stays varied, and the model finds its "
+                     f"own sample about as predictable as real text ({mean_bits:.2f} bits per character against "
+                     f"{real_bits:.2f} on held-out text): odd choices are occasional.", **numbers)
+    real = f" against {real_bits:.2f} on held-out text" if np.isfinite(real_bits) else ""
+    return claim("sample.odd", f"Sampling keeps some randomness, and here it often picks unlikely characters: "
+                 f"{mean_bits:.2f} bits per character{real} (uniform guessing: {uniform:.2f}).", **numbers)
+
