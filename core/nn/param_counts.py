@@ -65,7 +65,7 @@ def input_choice(cases: list[tuple[int, int, int]]) -> Claim:
                      f"{input_parameters(V, h, 0):,})")
     return claim("params.input_choice", "An embedding costs |V|·d + d·h weights against one-hot's |V|·h, so it is "
                  "cheaper exactly when d < |V|·h / (|V| + h), whether the vocabulary is small or large. In the "
-                 f"table: " + "; ".join(parts) + ".", cheaper=cheaper, cases=len(cases))
+                 "table: " + "; ".join(parts) + ".", cheaper=cheaper, cases=len(cases))
 
 
 def model_parameters(vocab_size: int, hidden: int, embed_dim: int, layers: int, gates: int) -> int:
