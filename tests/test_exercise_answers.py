@@ -204,6 +204,19 @@ def test_book_long__0_9_and_1_1_to_the_100():
     assert answer("book_long") == "the gradient vanishes or explodes over the steps"
 
 
+def test_book_long_other_setting__an_orthogonal_matrix_keeps_lengths():
+    """Issue 41: the other setting was ρ = 0.99 and 1.01, graded 'nothing changes' beside norms of 0.366 and 2.7.
+    It is ρ = 1 now, where the norm is 1 after any number of steps (Q^T keeps lengths): nothing changes."""
+    from core.exercises.bank import BANK
+    Q, _ = np.linalg.qr(np.random.default_rng(0).standard_normal((32, 32)))
+    g = np.random.default_rng(1).standard_normal(32)
+    for _ in range(100):
+        g = Q.T @ g
+    assert abs(np.linalg.norm(g) / np.linalg.norm(np.random.default_rng(1).standard_normal(32)) - 1) < 1e-12
+    ex = BANK["book_long"]
+    assert ex.run({**ex.settings, **ex.other}).answer == "nothing changes"
+
+
 # --- Training and Act 4 (runs of the real loop) --------------------------------------------------------------
 
 @NEEDS_CORPUS

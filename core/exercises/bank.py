@@ -102,7 +102,7 @@ BANK: dict[str, Exercise] = {e.key: e for e in (
              {"n": 32, "T": 100, "low": 0.9, "high": 1.1}, "Each step back multiplies the gradient by the same matrix.",
              options=("the gradient vanishes or explodes over the steps", "the model needs more parameters for each "
                       "extra step", "nothing changes"),
-             other={"low": 0.99, "high": 1.01}, other_label="ρ = 0.99 and 1.01", url={"kind": "orthogonal", "T": 100,
+             other={"low": 1.0, "high": 1.0}, other_label="ρ = 1 exactly", url={"kind": "orthogonal", "T": 100,
                                                                                        "use_tanh": False},
              book="RNN section, #5"),
     Exercise("gf_power", "gradient_flow", "The book's exercise: a symmetric M has eigenvalues 1.2, 0.9 and 0.5. What "

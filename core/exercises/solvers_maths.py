@@ -226,16 +226,29 @@ def clipping_restores(s: dict) -> Solution:
 
 
 def long_sequences(s: dict) -> Solution:
-    """The book's exercise 5: backpropagating through many steps multiplies the gradient by W_hh^T once per step."""
+    """The book's exercise 5: backpropagating through many steps multiplies the gradient by W_hh^T once per step.
+    'Nothing changes' only where the norm stays 1 (an orthogonal W_hh at ρ = 1); any other ρ shrinks or grows it
+    geometrically: by T steps it has vanished (below 1e-3) or exploded (above 1e3), or is on its way there."""
     norms = {scale: float(gradflow.linear_gradient_norms(gradflow.recurrent_matrix(s["n"], scale, "orthogonal", 0),
                                                          s["T"])[-1]) for scale in (s["low"], s["high"])}
     low, high = norms[s["low"]], norms[s["high"]]
-    answer = "the gradient vanishes or explodes over the steps" if low < 1e-3 and high > 1e3 else "nothing changes"
-    return Solution(answer, f"{s['T']} steps back through a linear RNN, the gradient's norm is {low:.3g} with ρ = "
-                            f"{s['low']:g} and {high:.3g} with ρ = {s['high']:g} (it starts at 1): it is multiplied "
-                            "by the recurrent matrix once per step. Clipping (this chapter) tames the explosion; "
-                            "gated cells, LSTM and GRU in the next chapter, keep a path along which the gradient "
-                            "neither shrinks nor grows; attention, later, reaches every earlier token directly.",
+    steady = all(abs(v - 1.0) < 1e-9 for v in (low, high))
+    answer = "nothing changes" if steady else "the gradient vanishes or explodes over the steps"
+    if steady:
+        where = (f"{s['T']} steps back through a linear RNN whose W_hh is orthogonal with ρ = {s['low']:g}, the "
+                 f"gradient's norm is still {low:.6g}: an orthogonal matrix keeps lengths, so here nothing changes. "
+                 "Only such a matrix, exactly on the edge, keeps the gradient's size; training does not keep W_hh "
+                 "there.")
+    else:
+        gone = low < 1e-3 and high > 1e3
+        where = (f"{s['T']} steps back through a linear RNN, the gradient's norm is {low:.3g} with ρ = {s['low']:g} "
+                 f"and {high:.3g} with ρ = {s['high']:g} (it starts at 1): it is multiplied by the recurrent matrix "
+                 "once per step, " + ("so it has vanished or exploded." if gone else
+                                      f"so it shrinks or grows by a fixed factor a step and vanishes or explodes "
+                                      "over more steps."))
+    return Solution(answer, where + " Clipping (this chapter) tames the explosion; gated cells, LSTM and GRU in the "
+                    "next chapter, keep a path along which the gradient neither shrinks nor grows; attention, later, "
+                    "reaches every earlier token directly.",
                     {f"norm with ρ = {s['low']:g}": low, f"norm with ρ = {s['high']:g}": high})
 
 
