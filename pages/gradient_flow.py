@@ -94,11 +94,14 @@ def percent(share: float) -> str:
 def clipping_summary(a: gradflow.Analysis, theta: float) -> str:
     whole = a.whole_norm
     share = gradflow.distant_share(a.shown)
+    stacked = ("The gradients with respect to the states, all steps stacked into one vector (a stand-in here: "
+               "training clips the gradient of the parameters, g ← min(1, θ/‖g‖)·g), have the norm "
+               f"{whole:.3g}")
     if a.clip_factor == 1.0:
-        what = f"The whole gradient's norm is {whole:.3g}, not above θ = {theta:g}: clipping leaves it alone."
+        what = f"{stacked}, not above θ = {theta:g}: clipping leaves them alone."
     else:
-        what = (f"The whole gradient's norm is {whole:.3g}, above θ = {theta:g}: every step is multiplied by the "
-                f"same {a.clip_factor:.3g}, so the curve moves down without changing shape.")
+        what = (f"{stacked}, above θ = {theta:g}: every step is multiplied by the same {a.clip_factor:.3g}, so the "
+                "curve moves down without changing shape.")
     held = f"The older half of the steps carries {percent(share)} of the squared norm before clipping and after it"
     if a.regime == "vanishing":
         return f"{what} {held}: clipping cannot bring back a long-range signal that has vanished."
@@ -160,8 +163,9 @@ the largest eigenvalues dominate, the linear norm changes by about ρ per step, 
 long-range signal for stability. *Randomized truncation* stops after a random number of steps and reweights,
 so the gradient stays unbiased on average but gets noisier; in practice it rarely beats regular truncation.
 
-**Clipping** only fixes explosions: it rescales the whole gradient, every step by the same factor, so its norm
-is at most θ. Nothing rescales a vanished one
+**Clipping** only fixes explosions: training rescales the whole gradient of the parameters by
+min(1, θ/‖g‖), so its norm is at most θ. The figure clips the stacked gradients with respect to the states
+by the same rule, every step by the same factor. Nothing rescales a vanished one
 back up. The remedy for vanishing is architectural: GRU and LSTM cells carry their memory through an
 additive path controlled by gates, so the signal can pass many steps without being squashed at each one.
 """

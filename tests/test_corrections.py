@@ -60,6 +60,8 @@ def test_the_clipping_caption_follows_the_figure_at_the_defaults():
     a = gradflow.analyse()
     caption = " ".join(shown(c) for c in at.caption)
     assert f"multiplied by the same {a.clip_factor:.3g}" in caption
+    # issue 41: the norm it quotes is the stacked state gradients', and it says so (training clips the parameters')
+    assert "with respect to the states" in caption and "gradient of the parameters" in caption
 
 
 def test_the_sampling_lab_says_its_model_is_not_the_chapters():
