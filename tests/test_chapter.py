@@ -186,6 +186,25 @@ def test_act_four_shows_the_gradient_going_back_through_time(corpus_file):
     assert f"shrinks to {rates[-1]:.2f} of its size per step back" in said
 
 
+def test_act_four_says_where_its_own_text_leaves_the_passage_from_its_numbers(corpus_file):
+    """Issue 41: 'leaves the passage at once' and 'first mistake after 0 characters' were written by hand. The
+    reading now comes from the free-running guesses, compared here character by character."""
+    from core.lesson import passage
+    from core.text.corpus import load_corpus
+    from ui import passage_run
+    raw = load_corpus(corpus_file, download=False)
+    epochs = sorted(passage_run.baked().models)
+    tf = passage_run.teacher_forcing(epochs[0], passage.passage(raw))
+    truth = tf.text[tf.prefix:]
+    first = next((i for i, (g, t) in enumerate(zip(tf.free, truth)) if g != t), None)
+    at = page("chapter", act="4").run()
+    text = " ".join(m.value for m in at.markdown).replace("\\", "")
+    expected = ("never leaves it" if first is None else "leaves it at the first character" if first == 0 else
+                f"follows it for {first} character")
+    assert not at.exception and f"After {epochs[0]} epochs the network gets" in text and expected in text
+    assert "leaves the passage at once" not in text
+
+
 def test_act_two_shows_ids_the_chain_rule_and_defines_counting_before_its_chart(corpus_file):
     """Issue 30 item 8: Act 2 never showed a token id or wrote P(x_1..x_T) as a product, and its n-gram chart came
     before the paragraph that defines counting. The ids shown are the vocabulary's own; the edition is named."""

@@ -87,6 +87,15 @@ class TeacherForcing:
         misses = np.flatnonzero(~self.hits(self.free))
         return int(misses[0]) if misses.size else None
 
+    def free_words(self) -> str:
+        """Where the model's own text leaves the passage, in words (from first_free_miss)."""
+        first = self.first_free_miss
+        if first is None:
+            return "never leaves it"
+        if first == 0:
+            return "leaves it at the first character"
+        return f"follows it for {first} character{'s' if first != 1 else ''}, then leaves it"
+
 
 @torch.no_grad()
 def teacher_forcing(lm: LanguageModel, text: str, prefix: int = 18) -> TeacherForcing:
