@@ -204,7 +204,7 @@ def test_book_long__0_9_and_1_1_to_the_100():
     assert answer("book_long") == "the gradient vanishes or explodes over the steps"
 
 
-def test_book_long_other_setting__an_orthogonal_matrix_keeps_lengths():
+def test_book_long__its_other_setting_rho_1_keeps_lengths():
     """Issue 41: the other setting was ρ = 0.99 and 1.01, graded 'nothing changes' beside norms of 0.366 and 2.7.
     It is ρ = 1 now, where the norm is 1 after any number of steps (Q^T keeps lengths): nothing changes."""
     from core.exercises.bank import BANK

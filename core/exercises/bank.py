@@ -47,7 +47,8 @@ BANK: dict[str, Exercise] = {e.key: e for e in (
              "the book has about 170,000 characters.", options=("under 1%", "1% to 10%", "10% to 50%", "over 50%"),
              other={"n": 2}, other_label="2-grams", needs_corpus=True),
     Exercise("cell_state", "rnn_cell", "A network with h = 4 hidden units reads 'unfathomable' instead of 'time', one "
-             "letter per step. How many numbers does its hidden state hold after its last step?", NUMBER,
+             "letter per step, predicting each next letter. How many numbers does its hidden state hold after its "
+             "last step?", NUMBER,
              maths.state_size,
              {"short": "time", "long": "unfathomable", "h": 4}, "Does the state grow, or is it overwritten?",
              tolerance=0.0, absolute=0.0, other={"h": 8}, other_label="h = 8", url={"word": "unfathomable", "h": 4}),

@@ -127,8 +127,10 @@ def state_size(s: dict) -> Solution:
     short, long = cell_demo.read_word(s["short"], s["h"]), cell_demo.read_word(s["long"], s["h"])
     n_short, n_long = short.cache.H[-1].shape[-1], long.cache.H[-1].shape[-1]
     same = n_short == n_long
-    return Solution(float(n_long), f"Reading '{s['short']}' ({short.steps} steps) the state holds {n_short} numbers; "
-                                   f"reading '{s['long']}' ({long.steps} steps) it holds {n_long}. " +
+    return Solution(float(n_long), f"A step reads one letter and predicts the next, so a word of n letters takes n - 1 "
+                                   f"steps (its last letter is only predicted). Reading '{s['short']}' "
+                                   f"({short.steps} steps) the state holds {n_short} numbers; reading '{s['long']}' "
+                                   f"({long.steps} steps) it holds {n_long}. " +
                     ("The state is overwritten at every step, never appended to." if same else
                      "The state grew with the text."),
                     {"state after the short word": n_short, "state after the long word": n_long},
@@ -197,7 +199,8 @@ def reaches_back(s: dict) -> Solution:
     answer = "its hidden state carries a summary of every earlier token forward" if moved > 1e-9 else \
         "it keeps every earlier token in memory"
     return Solution(answer, f"Reading {text!r} and {other!r}, which differ only in their first character, the state "
-                            f"after the last of the {len(text)} steps differs by up to {moved:.3g}, and it is "
+                            f"after reading all {len(text)} characters (one per step, {len(text)} steps) differs by up to "
+                            f"{moved:.3g}, and it is "
                             f"{finals[0].shape[0]} numbers either way: the first character still reaches the last "
                             "prediction, through a state of fixed size that each step rewrites.",
                     {"largest change in the last state": moved, "state size": int(finals[0].shape[0])})
