@@ -73,7 +73,7 @@ BANK: dict[str, Exercise] = {e.key: e for e in (
     Exercise("samp_cold", "sampling", "What does sampling at a temperature near zero (T = 0.01) produce?", CHOICE,
              models.cold_temperature, {"prefix": PREFIX, "length": 60, "temperature": 0.01},
              "Dividing the scores by a tiny T makes the differences between them huge.",
-             options=("the likeliest character every time (greedy)", "random characters"),
+             options=("the likeliest character every time (greedy)", "a different text for each seed"),
              other={"temperature": 1.0}, other_label="T = 1", url={"prefix": PREFIX, "temperature": 0.0}),
     Exercise("samp_topk", "sampling", "At a hot temperature (T = 1.5), does top-k = 1 give the same text as greedy "
              "decoding?", CHOICE, models.top_k_one, {"prefix": PREFIX, "length": 60, "temperature": 1.5, "seed": 0},

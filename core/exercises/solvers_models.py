@@ -21,11 +21,14 @@ def cold_temperature(s: dict) -> Solution:
     greedy = sample(lm, s["prefix"], s["length"], temperature=0.0).text
     cold = [sample(lm, s["prefix"], s["length"], temperature=s["temperature"], seed=seed).text for seed in range(3)]
     same = all(c == greedy for c in cold)
-    answer = "the likeliest character every time (greedy)" if same else "random characters"
+    answer = "the likeliest character every time (greedy)" if same else "a different text for each seed"
     return Solution(answer, f"At T = {s['temperature']:g}, three samples with different seeds all read "
                             f"{cold[0][:40]!r}…, the same as greedy decoding: dividing the scores by a tiny T makes "
                             "the largest one win with probability almost 1." if same else
-                            f"At T = {s['temperature']:g} the samples differ from greedy decoding.",
+                            f"At T = {s['temperature']:g}, {sum(c != greedy for c in cold)} of three seeds give a text "
+                            f"other than greedy decoding's, such as {cold[0][:40]!r}… and {cold[1][:40]!r}…. "
+                            "Different, not random: each character is drawn from the model's probabilities, so likely "
+                            "characters still come most often.",
                     {"samples equal to greedy": sum(c == greedy for c in cold)})
 
 
