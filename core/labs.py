@@ -46,8 +46,8 @@ class Tokens:
     cleaning: Literal[CLEANINGS] = setting(
         "letters", "Cleaning", widget="radio",
         words={"letters": "letters and spaces (the book)", "punctuation": "keep punctuation"})
-    tokenizer: Literal["char", "bpe"] = setting("char", "Tokenizer", widget="radio", url="tok",
-                                                words={"char": "characters", "bpe": "BPE"})
+    tokenizer: Literal["char", "word", "bpe"] = setting("char", "Tokenizer", widget="radio", url="tok",
+                                                        words={"char": "characters", "word": "words", "bpe": "BPE"})
     bpe_size: int = setting(1024, "BPE vocabulary size", widget="select_slider", choices=BPE_SIZES, url="bpe")
     start: int = setting(2000, "Passage start (character in the raw text)", lo=0, hi=10_000_000)
     top_n: int = setting(1, "Most frequent", widget="radio", choices=(1, 2, 3), url="topn",
@@ -180,7 +180,8 @@ PAGES: dict[str, Page] = {p.key: p for p in (
     Page("forecasting", "Forecasting", ":material/show_chart:", Forecasting,
          "Fit an autoregressive model to a noisy sine and see why k-step forecasts fall apart."),
     Page("tokens", "Text to tokens", ":material/text_fields:", Tokens,
-         "Clean text, cut it into characters or BPE subwords, and count n-grams until the table runs out of data.",
+         "Clean text, cut it into characters, words or BPE subwords, see Zipf's law, and count n-grams until the table "
+         "runs out of data.",
          charts_tab="Counting n-grams", corpus_charts=True),
     Page("rnn_cell", "RNN cell", ":material/memory:", RnnCell,
          "Step the recurrence through time, see the same weights reused, and check the gradients yourself."),

@@ -60,10 +60,15 @@ def token_spans(vocab, ids) -> str:
 
 
 def zipf_figure(curves: list[np.ndarray]) -> go.Figure:
-    """Frequency against rank of the 1-, 2- and 3-grams, log-log."""
+    """Frequency against rank of the 1-, 2- and 3-grams, log-log, with Zipf's law fitted to the 1-grams."""
     fig = go.Figure()
     for n, curve in zip((1, 2, 3), curves):
         fig.add_trace(go.Scatter(x=np.arange(1, len(curve) + 1), y=curve, name=f"{n}-grams", mode="lines"))
+    if len(curves[0]) >= 2:
+        fit = ngrams.zipf_fit(curves[0])
+        ranks = np.arange(fit.first, fit.last + 1)
+        fig.add_trace(go.Scatter(x=ranks, y=fit.counts(ranks), name=f"Zipf fit to 1-grams, α = {fit.alpha:.2f}",
+                                 mode="lines", line=dict(dash="dash", color="#444")))
     return style(fig, "Zipf's law: frequency against rank (log-log)", "rank", "count", log_x=True, log_y=True)
 
 
@@ -82,13 +87,13 @@ def coverage_figure(cov: list[ngrams.Coverage]) -> go.Figure:
     return fig
 
 
-def zipf_summary(curves: list[np.ndarray]) -> str:
+def zipf_summary(curves: list[np.ndarray], kind: str) -> str:
     parts = []
     for n, curve in zip((1, 2, 3), curves):
         tenth = f", the 10th {int(curve[9]):,}" if len(curve) >= 10 else ""
         parts.append(f"{n}-grams: {len(curve):,} distinct, the commonest seen {int(curve[0]):,} times{tenth}, "
                      f"{int(np.sum(curve == 1)):,} seen once")
-    return "Frequency against rank. " + "; ".join(parts) + "."
+    return f"Frequency against rank. {'; '.join(parts)}. {ngrams.zipf_reading(curves, kind)}"
 
 
 def coverage_summary(cov: list[ngrams.Coverage]) -> str:
@@ -148,7 +153,8 @@ def passage_at(s: Settings, raw: str, label: str, vocab) -> None:
     c1.text(passage)
     c2.markdown("**Cleaned**")
     c2.text(passage_clean)
-    c3.markdown(f"**{len(passage_ids)} tokens** ({'characters' if s.kind == 'char' else f'BPE, {s.size} types'})")
+    unit = {"char": "characters", "word": "words"}.get(s.kind, f"BPE, {s.size} types")
+    c3.markdown(f"**{len(passage_ids)} tokens** ({unit})")
     c3.markdown(f'<div style="font-family:monospace;line-height:1.9">{token_spans(vocab, passage_ids)}</div>',
                 unsafe_allow_html=True)
     c3.caption("A thin bar and alternating light and dark fills mark the token boundaries; hover a token for its id.")
@@ -180,7 +186,7 @@ def tables(s: Settings, text: str, vocab, ids) -> None:
 @st.cache_resource(show_spinner=False, max_entries=32)
 def statistics_views(text: str, kind: str, size: int) -> tuple:
     curves, cov = texts.ngram_statistics(text, kind, size)
-    zipf = frozen(zipf_figure(curves)), zipf_summary(curves)
+    zipf = frozen(zipf_figure(curves)), zipf_summary(curves, kind)
     return zipf, (frozen(coverage_figure(cov)), coverage_summary(cov)), cov
 
 

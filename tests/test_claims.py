@@ -202,3 +202,26 @@ def test_what_sampling_says_about_odd_choices_holds_at_every_temperature():
             assert (c.kind == "sample.like_text") == (mean < 0.8 * uniform and mean <= 1.25 * real), (temperature, c)
             assert f"{mean:.2f} bits per character" in c.text
     assert {"sample.gibberish", "sample.like_text"} <= kinds
+
+
+def test_zipf_is_read_from_the_fitted_line_for_each_tokenizer(corpus_file):
+    """Issue 41: 'Zipf's law (log-log)' was drawn over 27 characters. Words now give the book's straight line with
+    its exponent; the reading says straight only where a least-squares line (numpy's lstsq here, not polyfit)
+    explains at least 95% of log count's variance over the first 1,000 ranks."""
+    from core.text import corpus, ngrams, tokens
+    text = corpus.clean(corpus.load_corpus(corpus_file, download=False), "letters")
+    for vocab in (tokens.CharVocab.build(text), tokens.WordVocab.build(text), tokens.train_bpe(text, 1024)):
+        ids = vocab.encode(text)
+        curves = [ngrams.zipf_curve(ids, n) for n in (1, 2, 3)]
+        c = ngrams.zipf_reading(curves, vocab.kind)
+        counts = curves[0][:min(len(curves[0]), 1000)].astype(float)
+        X = np.column_stack([np.log(np.arange(1, len(counts) + 1)), np.ones(len(counts))])
+        coef, *_ = np.linalg.lstsq(X, np.log(counts), rcond=None)
+        r2 = 1 - np.var(np.log(counts) - X @ coef) / np.var(np.log(counts))
+        assert (c.kind == "zipf.straight") == (r2 >= 0.95), (vocab.kind, r2, c.text)
+        if c.kind == "zipf.straight":
+            assert f"α = {-coef[0]:.2f} for single" in c.text
+    words = tokens.WordVocab.build(text)
+    assert words.decode(words.encode("the time machine")) == "the time machine"
+    assert ngrams.zipf_reading([ngrams.zipf_curve(words.encode(text), n) for n in (1, 2, 3)], "word").kind == \
+        "zipf.straight"

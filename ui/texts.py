@@ -81,9 +81,14 @@ def char_vocab(text: str):
     return tokens.CharVocab.build(text)
 
 
+@st.cache_resource(show_spinner=False, max_entries=16)
+def word_vocab(text: str):
+    return tokens.WordVocab.build(text)
+
+
 def vocab(text: str, kind: str, size: int):
-    """The character vocabulary or the BPE tokenizer of `size` tokens for text (both cached)."""
-    return char_vocab(text) if kind == "char" else bpe(text, size)
+    """The character or word vocabulary, or the BPE tokenizer of `size` tokens, for text (all cached)."""
+    return char_vocab(text) if kind == "char" else word_vocab(text) if kind == "word" else bpe(text, size)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)

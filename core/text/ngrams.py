@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from core.claims import Claim, claim
 from core.checks import check_int
 from core.text.tokens import checked_ids
 
@@ -69,3 +70,61 @@ def ngram_coverage(ids, max_n: int = 5) -> list[Coverage]:
     symbols = int(np.unique(ids).size)
     return [Coverage(n, len(ngram_counts(ids, n)[1]), symbols, max(0, len(ids) - n + 1))
             for n in range(1, max_n + 1)]
+
+
+@dataclass(frozen=True)
+class ZipfFit:
+    """Zipf's law n_i ≈ C / i^α fitted by least squares to log count against log rank over ranks first..last."""
+    alpha: float
+    log_c: float
+    r2: float           # the share of log count's variance the straight line explains
+    first: int
+    last: int
+
+    def counts(self, ranks) -> np.ndarray:
+        return np.exp(self.log_c) * np.asarray(ranks, dtype=np.float64) ** -self.alpha
+
+
+STRAIGHT = 0.95        # a fit explaining at least this share of the variance: "close to a straight line"
+FIT_RANKS = 1000       # fitted over the first ranks only: the long tail of counts 1 and 2 is a staircase
+
+
+def zipf_fit(curve, first: int = 1, last: int | None = None) -> ZipfFit:
+    counts = np.asarray(curve, dtype=np.float64).ravel()
+    last = min(len(counts), FIT_RANKS) if last is None else last
+    first, last = check_int("first rank", first, 1), check_int("last rank", last, 1)
+    if last - first < 1 or last > len(counts):
+        raise ValueError(f"Fit Zipf's law over at least two ranks within 1..{len(counts)}.")
+    x, y = np.log(np.arange(first, last + 1, dtype=np.float64)), np.log(counts[first - 1:last])
+    slope, intercept = np.polyfit(x, y, 1)
+    residual = y - (slope * x + intercept)
+    r2 = 1.0 - float(residual.var() / y.var()) if y.var() > 0 else 1.0
+    return ZipfFit(float(-slope), float(intercept), r2, first, last)
+
+
+def zipf_exponent(curve, first: int = 1, last: int | None = None) -> float:
+    """The exponent α of Zipf's law: the slope of the straight line on the log-log plot, negated."""
+    return zipf_fit(curve, first, last).alpha
+
+
+def zipf_reading(curves: list, kind: str) -> Claim:
+    """What the frequency-against-rank curves of 1-, 2- and 3-grams show: Zipf's straight line (with its fitted
+    exponents) when the 1-gram curve is close to one, else that there are too few token types for it."""
+    fits = [zipf_fit(c) if len(c) >= 2 else None for c in curves]
+    unit = {"char": "characters", "word": "words"}.get(kind, "BPE tokens")
+    one = fits[0]
+    numbers = {"alphas": [f.alpha if f else None for f in fits], "r2": [f.r2 if f else None for f in fits]}
+    if one is not None and one.r2 >= STRAIGHT:
+        rest = "; ".join(f"{n}-grams α = {f.alpha:.2f}" for n, f in zip((2, 3), fits[1:]) if f and f.r2 >= STRAIGHT)
+        return claim("zipf.straight", f"Counted as {unit}, frequency against rank falls close to a straight line on "
+                     f"log-log axes (Zipf's law, n_i ∝ 1/i^α): α = {one.alpha:.2f} for single {unit} over ranks 1 to "
+                     f"{one.last} (the line explains {100 * one.r2:.1f}% of the variance of log count)"
+                     + (f"; {rest}" if rest else "") + ".", **numbers)
+    types = len(curves[0])
+    if one is None:
+        return claim("zipf.too_few", f"Counted as {unit}, there are too few types to fit Zipf's law.", **numbers)
+    why = (f"there are only {types} types, too few for Zipf's straight line" if types < 100 else
+           f"frequency against rank bends away from a straight line over its {types} types")
+    return claim("zipf.not_straight", f"Counted as {unit}, {why} (a line explains {100 * one.r2:.0f}% of log "
+                 "count's variance). The book's Zipf plot counts words: choose the word tokenizer to see it.",
+                 **numbers)

@@ -85,6 +85,54 @@ class CharVocab:
         return {"kind": "char", "tokens": self.idx_to_token}
 
 
+class WordVocab:
+    """Words (runs of non-space characters of the cleaned text) to ids, as the book counts them for Zipf's law and
+    its n-gram statistics. Id 0 is <unk>; the others follow by falling frequency, ties alphabetical. A token's
+    text carries the space after it, so n-grams joined read as text."""
+
+    def __init__(self, tokens: list[str]):
+        if not tokens or tokens[0] != UNK or len(set(tokens)) != len(tokens):
+            raise ValueError("A vocabulary is a list of distinct tokens starting with '<unk>'.")
+        if any(not t or any(c.isspace() for c in t) for t in tokens[1:]):
+            raise ValueError("A word vocabulary holds words without spaces.")
+        self.idx_to_token = list(tokens)
+        self.token_to_idx = {t: i for i, t in enumerate(tokens)}
+
+    @classmethod
+    def build(cls, text: str, min_freq: int = 1) -> "WordVocab":
+        if not isinstance(text, str) or not text.split():
+            raise ValueError("Build a word vocabulary from a text with at least one word.")
+        min_freq = check_int("min_freq", min_freq, 1)
+        counts = collections.Counter(text.split())
+        return cls([UNK, *sorted((w for w, n in counts.items() if n >= min_freq), key=lambda w: (-counts[w], w))])
+
+    def __len__(self) -> int:
+        return len(self.idx_to_token)
+
+    @property
+    def kind(self) -> str:
+        return "word"
+
+    def encode(self, text: str) -> np.ndarray:
+        """Ids of the words of text (unknown words -> 0, never an error)."""
+        if not isinstance(text, str):
+            raise ValueError("encode takes a string.")
+        return np.array([self.token_to_idx.get(w, 0) for w in text.split()], dtype=np.int64)
+
+    def decode(self, ids) -> str:
+        ids = checked_ids(ids, len(self))
+        return " ".join(UNK_CHAR if i == 0 else self.idx_to_token[i] for i in ids)
+
+    def unknown(self, text: str) -> list[str]:
+        return sorted({w for w in text.split() if w not in self.token_to_idx})
+
+    def token_text(self, i: int) -> str:
+        return (UNK if i == 0 else self.idx_to_token[i]) + " "
+
+    def to_dict(self) -> dict:
+        return {"kind": "word", "tokens": self.idx_to_token}
+
+
 class BPEVocab:
     """A byte-level BPE tokenizer from the `tokenizers` library, with the same interface as CharVocab."""
 
@@ -141,10 +189,10 @@ def _bytes_to_unicode() -> dict[int, str]:
 
 
 def vocab_from_dict(d: dict):
-    if not isinstance(d, dict) or d.get("kind") not in ("char", "bpe"):
-        raise ValueError("A saved vocabulary must be a dict with kind 'char' or 'bpe'.")
-    if d["kind"] == "char":
-        return CharVocab(list(d["tokens"]))
+    if not isinstance(d, dict) or d.get("kind") not in ("char", "word", "bpe"):
+        raise ValueError("A saved vocabulary must be a dict with kind 'char', 'word' or 'bpe'.")
+    if d["kind"] in ("char", "word"):
+        return (CharVocab if d["kind"] == "char" else WordVocab)(list(d["tokens"]))
     return BPEVocab(Tokenizer.from_str(json.dumps(d["tokenizer"])))
 
 
