@@ -318,18 +318,23 @@ def _cell(ch: str, wrong: bool) -> str:
     return f'<span style="background:#f4c7c3;text-decoration:underline">{ch}</span>' if wrong else f"<span>{ch}</span>"
 
 
+STRIP = 15   # characters per group: each group carries the row labels, so a wrapped line is labelled too
+
+
 def strips(truth: str, forced: str, free: str) -> str:
     """The text and the two kinds of guesses as HTML, one column of three characters per position (the text, the
-    teacher-forced guess, the free-running guess), each wrong guess marked. The columns wrap like words, so the
-    three rows stay aligned at any width and nothing is cut at the right of a phone."""
+    teacher-forced guess, the free-running guess), each wrong guess marked. The columns come in groups of STRIP,
+    each with its own row labels; the groups wrap like words, so the three rows stay aligned and labelled at any
+    width and nothing is cut at the right of a phone."""
     column = "display:inline-flex;flex-direction:column;line-height:1.5;font-family:monospace"
-    labels = ('<span style="display:inline-flex;flex-direction:column;line-height:1.875;margin-right:.6em;'
-              'font-size:.8em;color:#555">'
-              "<span>the text</span><span>teacher forcing</span><span>free running</span></span>")
-    cols = "".join(f'<span style="{column}">{_cell(t, False)}{_cell(g, g != t)}{_cell(f, f != t)}</span>'
-                   for t, g, f in zip(truth, forced, free))
-    return (f"<div style='display:flex;flex-wrap:wrap;row-gap:.8em;margin-bottom:1em'>"
-            f"{labels}{cols}</div>")
+    labels = ('<span style="display:inline-flex;flex-direction:column;line-height:1.875;margin-right:.4em;'
+              'font-size:.75em;color:#555;text-align:right">'
+              "<span>text</span><span>forced</span><span>free</span></span>")
+    cols = [f'<span style="{column}">{_cell(t, False)}{_cell(g, g != t)}{_cell(f, f != t)}</span>'
+            for t, g, f in zip(truth, forced, free)]
+    groups = "".join(f"<span style='display:inline-flex;margin-right:.8em'>{labels}{''.join(cols[i:i + STRIP])}</span>"
+                     for i in range(0, len(cols), STRIP))
+    return f"<div style='display:flex;flex-wrap:wrap;row-gap:.8em;margin-bottom:1em'>{groups}</div>"
 
 
 def teacher_forcing_view(tf: passage.TeacherForcing, label: str, width: int = 90) -> None:
@@ -387,8 +392,9 @@ def teacher_forcing_section(baked: passage_store.Baked, raw: str | None) -> None
     st.markdown(
         "In training, every step reads the **true** previous character, whatever the network guessed: this is "
         "called *teacher forcing*. When it generates, nobody supplies the truth: it reads its **own** previous "
-        "guess, and one wrong guess changes everything after it. Both ways, on the stored run's weights "
-        "(wrong characters marked):")
+        "guess, and one wrong guess changes everything after it. Both ways, on the stored run's weights, under "
+        "the **text**: the **forced** guesses (reading the truth) and the **free** ones (reading its own), wrong "
+        "characters marked:")
     if raw is None:
         texts.missing_corpus_message()
         return

@@ -21,14 +21,14 @@ def overview_table() -> pd.DataFrame:
     rows = []
     for key, ex in BANK.items():
         row = done.get(key)
-        rows.append({"lab": LAB_TITLES[ex.lab], "from": f"the book: {ex.book}" if ex.book else "RNN Lab",
-                     "question": ex.question,
-                     "your answer": "" if row is None else str(row["answer"]),
+        # the link and the question first: a phone shows the first columns (issue 41: it showed lab and source)
+        rows.append({"open": exercises.link(ex), "question": ex.question,
                      "result": "not tried" if row is None else ("right" if row["correct"] else "wrong")
                      + (" (restored)" if row.get("restored") else ""),
+                     "your answer": "" if row is None else str(row["answer"]),
                      "tries": 0 if row is None else row.get("tries", 1),
                      **({"assigned": "yes" if key in assigned else ""} if assigned else {}),
-                     "open": exercises.link(ex)})
+                     "lab": LAB_TITLES[ex.lab], "from": f"the book: {ex.book}" if ex.book else "RNN Lab"})
     return pd.DataFrame(rows)
 
 
