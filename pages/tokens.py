@@ -370,9 +370,9 @@ def main() -> None:
     header("tokens")
     st.markdown(
         "A language model never sees letters or words, only **token ids**. This lab follows the road from raw "
-        "text to ids: clean it, cut it into tokens (single characters, or subwords learnt by byte-pair encoding), "
-        "number them, and count which tokens follow which. The counts show why a lookup table of n-grams runs out "
-        "of data so fast, and why a model with a hidden state is needed.")
+        "text to ids: clean it, cut it into tokens (single characters, whole words, or subwords learnt by "
+        "byte-pair encoding), number them, and count which tokens follow which. The counts show why a lookup "
+        "table of n-grams runs out of data so fast, and why a model with a hidden state is needed.")
     cite("9.2 Converting Raw Text into Sequence Data and 9.3 Language Models")
     exercises.assignment("tokens")
     s, view = controls_beside_view(controls)
