@@ -11,7 +11,7 @@ from core.sequences import forecast, readings
 from core.labs import Forecasting as Settings, controls_of
 from ui import exercises, url_state
 from ui.common import cite, controls_beside_view, header, learner_errors, show_source
-from ui.plots import frozen, hline, show, style, x_band
+from ui.plots import frozen, hline, log_ticks, number_ticks, show, style, x_band
 
 
 CONTROLS = controls_of("forecasting")   # declared in core.labs
@@ -54,7 +54,11 @@ def horizon_figure(s: Settings, a: forecast.Analysis) -> go.Figure:
                                  marker=dict(size=12, color="#e45756")))
     log_y = float(np.max(a.horizon)) >= readings.EXACT   # all zero to rounding (no noise): a plain axis at 0
     hline(fig, a.test_variance, "variance of the test data (a constant guess)", log_y=log_y)
-    return style(fig, "Test MSE against the horizon k", "k", "MSE", log_y=log_y)
+    fig = style(fig, "Test MSE against the horizon k", "k", "MSE", log_y=log_y)
+    if log_y:   # ticks up to the constant guess's line too (at τ = 64 they crowded below 0.064, none near 0.257)
+        lo, hi = float(np.min(a.horizon[a.horizon > 0])), max(float(np.max(a.horizon)), a.test_variance)
+        number_ticks(fig, "y", log_ticks(lo, hi))
+    return fig
 
 
 @st.cache_resource(show_spinner=False, max_entries=32)

@@ -225,3 +225,13 @@ def test_zipf_is_read_from_the_fitted_line_for_each_tokenizer(corpus_file):
     assert words.decode(words.encode("the time machine")) == "the time machine"
     assert ngrams.zipf_reading([ngrams.zipf_curve(words.encode(text), n) for n in (1, 2, 3)], "word").kind == \
         "zipf.straight"
+
+
+def test_the_horizon_axis_has_ticks_up_to_the_constant_guess():
+    """Issue 41: at τ = 64 the log axis' ticks crowded between 0.041 and 0.064, none near the 0.257 line."""
+    from pages.forecasting import horizon_figure
+    s = Forecasting(tau=64, k=32)
+    _, _, a = forecasting_claims(s)
+    ticks = horizon_figure(s, a).layout.yaxis.tickvals
+    assert any(a.test_variance / 2 <= t <= a.test_variance * 2 for t in ticks)
+    assert sum(min(a.horizon) <= t <= max(a.horizon) for t in ticks) <= 3
