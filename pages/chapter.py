@@ -427,7 +427,12 @@ def act_training() -> None:
         "against it, a small batch of text windows at a time. Here the network learns a single passage, the first "
         f"{passage.passage_length(passage.config())} characters of the cleaned book, and nothing else. "
         f"*Perplexity* is the number of characters it is effectively choosing between: {baked.vocab_size} (every "
-        "character it knows) for a blind guess, 1 for certainty.")
+        "character it knows) for a blind guess, 1 for certainty. It is the exponential of the mean loss, the "
+        "cross-entropy, over the n characters predicted:")
+    st.latex(r"\text{perplexity} = \exp\Big(-\frac{1}{n} \sum_{t=1}^{n} "
+             r"\log P(x_t \mid x_{t-1}, \dots, x_1)\Big)")
+    st.caption("The clipping rule, with g every parameter's gradient stacked into one vector and θ the threshold "
+               "(1 here): g ← min(1, θ / ‖g‖) · g. It shortens g when it is too long and never turns it.")
     raw = texts.time_machine_or_none()
     retrain_controls(raw)
     run_view(baked)

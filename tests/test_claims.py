@@ -235,3 +235,24 @@ def test_the_horizon_axis_has_ticks_up_to_the_constant_guess():
     ticks = horizon_figure(s, a).layout.yaxis.tickvals
     assert any(a.test_variance / 2 <= t <= a.test_variance * 2 for t in ticks)
     assert sum(min(a.horizon) <= t <= max(a.horizon) for t in ticks) <= 3
+
+
+def test_the_bptt_sum_on_the_page_is_autograds_gradient_of_w_hh():
+    """Issue 41 item 6: the page writes dL/dW_hh as a sum over steps of (dL/dh_t ⊙ (1 - h_t²)) h_{t-1}ᵀ, with dL/dh_t
+    the whole gradient reaching h_t. Checked against torch's autograd on a random tanh RNN, in float64."""
+    import torch
+    g = torch.Generator().manual_seed(0)
+    n, d, T = 5, 3, 7
+    W_hh = torch.randn(n, n, generator=g, dtype=torch.float64, requires_grad=True)
+    W_xh, b = torch.randn(n, d, generator=g, dtype=torch.float64), torch.randn(n, generator=g, dtype=torch.float64)
+    xs, target = torch.randn(T, d, generator=g, dtype=torch.float64), torch.randn(T, n, generator=g, dtype=torch.float64)
+    h, states = torch.zeros(n, dtype=torch.float64), []
+    for t in range(T):
+        h = torch.tanh(W_hh @ h + W_xh @ xs[t] + b)
+        h.retain_grad()
+        states.append(h)
+    loss = sum(((s - target[t]) ** 2).sum() for t, s in enumerate(states))
+    loss.backward()
+    previous = [torch.zeros(n, dtype=torch.float64)] + [s.detach() for s in states[:-1]]
+    by_the_sum = sum(torch.outer(s.grad * (1 - s.detach() ** 2), p) for s, p in zip(states, previous))
+    assert torch.allclose(by_the_sum, W_hh.grad, rtol=0, atol=1e-12)

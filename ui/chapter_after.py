@@ -48,6 +48,12 @@ def bptt_in_detail(norms_figure: Callable[[gradflow.Analysis], go.Figure]) -> No
              r"\frac{\partial \ell_j}{\partial h_j}")
     st.caption("Column convention. The sum leaves out tanh's slopes: it is the linear case, the curve labelled "
                "“linear” below.")
+    st.markdown("What gradient descent and clipping act on is the gradient of the weights, and the shared W_hh "
+                "collects one term from every step: that step's state gradient (the quantity above, whose size the "
+                "figure shows), through its tanh slope, times the state the step read. With h_t = tanh(a_t) and "
+                "a_t = W_hh h_{t-1} + W_xh x_t + b:")
+    st.latex(r"\frac{\partial L}{\partial W_{hh}} = \sum_{t=1}^{T} \Big(\frac{\partial L}{\partial h_t} "
+             r"\odot \big(1 - h_t \odot h_t\big)\Big)\, h_{t-1}^\top")
     scale = url_state.draw(controls_of("chapter")["scale"])
     with learner_errors():
         a = gradflow.analyse(n=32, scale=scale, T=24)
