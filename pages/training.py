@@ -12,7 +12,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from core.runs import loop, saved
+from core.runs import data as data_module, loop, saved
 from core.labs import Url, controls_of
 from core.runs.record import HistoryRow, Progress, Status
 from core.runs.config import DATA, FORM_GROUPS, FORM_SETTINGS, PRESETS, SETTINGS, Preset, config_overrides, parse_overrides
@@ -389,6 +389,27 @@ NOTES = """
 """
 
 
+def span(window: list[int]) -> str:
+    return f"{window[0]}-{window[-1]}"
+
+
+def partitions() -> None:
+    """The book's two ways of cutting the text into minibatches (9.3), shown on token positions."""
+    demo = data_module.partition_demo()
+    rows = [{"minibatch": i + 1, "random windows (split 'book')": ", ".join(span(w) for w in r),
+             "sequential partitioning (split 'whole')": ", ".join(span(w) for w in q)}
+            for i, (r, q) in enumerate(zip(demo["random"], demo["sequential"]))]
+    st.markdown("**Two ways to cut the text into minibatches** (9.3), shown on token positions 0 to 39, two "
+                "windows of five per minibatch, made by the functions training uses:")
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    by = {split: ", ".join(p.label for p in PRESETS.values() if p.config.split == split) for split in ("book", "whole")}
+    st.caption(f"Random windows ({by['book']}): any window, in any order, so each must start from a zero state. "
+               f"Sequential ({by['whole']}): "
+               "the text is split into as many streams as the batch holds, and each row of a "
+               "minibatch continues the same row of the one before, so the state is carried across (its gradient "
+               "stopped at the boundary: truncation 'detach').")
+
+
 def main() -> None:
     url_state.page("training")
     header("training")
@@ -416,6 +437,7 @@ def main() -> None:
         compare_and_export(done)
     with st.expander("How training works here"):
         st.markdown(NOTES)
+        partitions()
         show_source(loop.train, loop.Run.epoch, loop.Run.train_step, title="The training loop")
     exercises.section("training")
 

@@ -256,3 +256,18 @@ def test_the_bptt_sum_on_the_page_is_autograds_gradient_of_w_hh():
     previous = [torch.zeros(n, dtype=torch.float64)] + [s.detach() for s in states[:-1]]
     by_the_sum = sum(torch.outer(s.grad * (1 - s.detach() ** 2), p) for s, p in zip(states, previous))
     assert torch.allclose(by_the_sum, W_hh.grad, rtol=0, atol=1e-12)
+
+
+def test_the_two_partitions_read_as_the_training_page_says():
+    """Issue 41 item 6 (9.3): random windows come in any order; with sequential partitioning each row of a
+    minibatch continues the same row of the one before (what lets the state be carried)."""
+    from core.runs.data import partition_demo
+    demo = partition_demo(40, 2, 5, seed=0)
+    seq = demo["sequential"]
+    assert len(seq) == 3
+    for before, after in zip(seq, seq[1:]):
+        for row_before, row_after in zip(before, after):
+            assert row_after[0] == row_before[-1] + 1              # the stream goes on where it stopped
+    starts = [w[0] for batch in demo["random"] for w in batch]
+    assert starts != sorted(starts)                                # not in the text's order
+    assert all(w == list(range(w[0], w[0] + 5)) for batch in demo["random"] for w in batch)

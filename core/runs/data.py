@@ -12,6 +12,7 @@ from typing import Iterator
 
 import torch
 
+from core.checks import check_int
 from core.runs.config import TrainConfig
 from core.text.corpus import clean
 from core.text.tokens import CharVocab, bytes_per_token, train_bpe
@@ -122,3 +123,29 @@ def steps_per_epoch(data: Data, config: TrainConfig) -> int:
         return math.ceil(len(data.train_x) / config.batch_size)
     length = (len(data.train_ids) - config.num_steps) // config.batch_size
     return max(1, length // config.num_steps)
+
+
+def partition_demo(n_tokens: int = 40, batch_size: int = 2, num_steps: int = 5, seed: int = 0,
+                   shown: int = 3) -> dict[str, list[list[list[int]]]]:
+    """The first `shown` minibatches of token positions 0..n_tokens-1 as training reads them, both ways (the book's
+    9.3): random windows (split 'book': every window, in a random order, each from a zero state) and sequential
+    partitioning (split 'whole': batch_size streams read in order, the state carried across). Made by the same
+    functions training uses; each minibatch is a list of windows, each window its input positions."""
+    n_tokens = check_int("tokens", n_tokens, 4, 1000)
+    batch_size, num_steps = check_int("batch size", batch_size, 1, 16), check_int("time steps", num_steps, 1, 50)
+    shown = check_int("minibatches shown", shown, 1, 20)
+    if n_tokens < batch_size * num_steps + num_steps + 1:
+        raise ValueError("Too few tokens for one minibatch of each kind: add tokens or shorten the windows.")
+    stream = torch.arange(n_tokens)
+    windows = n_tokens - num_steps
+    book = Data(vocab=None, cleaning="", train_x=torch.zeros(windows, num_steps, dtype=torch.long),
+                train_y=torch.zeros(windows, num_steps, dtype=torch.long), train_stream=stream)
+    whole = Data(vocab=None, cleaning="", train_ids=stream)
+    out = {}
+    for split, data in (("random", book), ("sequential", whole)):
+        config = TrainConfig(split="book" if split == "random" else "whole",
+                             truncation="fresh" if split == "random" else "detach", batch_size=batch_size,
+                             num_steps=num_steps)
+        gen = torch.Generator().manual_seed(seed)
+        out[split] = [x.tolist() for x, _, _ in list(batches(data, config, gen))[:shown]]
+    return out
