@@ -271,3 +271,15 @@ def test_the_two_partitions_read_as_the_training_page_says():
     starts = [w[0] for batch in demo["random"] for w in batch]
     assert starts != sorted(starts)                                # not in the text's order
     assert all(w == list(range(w[0], w[0] + 5)) for batch in demo["random"] for w in batch)
+
+
+def test_the_books_exercises_are_cited_by_the_editions_numbers():
+    """Issue 41 item 4: the RNN section's exercises in order are 1 the output's dimension, 2 conditioning on all
+    earlier tokens, 3 the gradient through a long sequence, 4 the (k+1)-gram table against the RNN's parameters,
+    5 the model's problems; 9.1's noise-free window and 9.7's eigenvector alignment are part 2 of exercise 1."""
+    from core.exercises.bank import BANK
+    cited = {key: ex.book for key, ex in BANK.items() if ex.book}
+    assert cited["book_long"] == "RNN section, #3" and cited["book_condition"] == "RNN section, #2"
+    assert cited["tok_table"] == cited["tok_rnn"] == "RNN section, #4"
+    assert cited["fc_no_noise"].endswith("#1.2") and cited["gf_align"].endswith("#1.2")
+    assert cited["gf_power"].endswith("#1.1")

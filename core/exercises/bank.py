@@ -29,7 +29,7 @@ BANK: dict[str, Exercise] = {e.key: e for e in (
              "autoregressive model see (the smallest τ) to predict the sine exactly?", NUMBER,
              maths.window_without_noise,
              {}, "A sine is the solution of a second-order recurrence.", tolerance=0.0, absolute=0.0,
-             book="9.1 Working with Sequences, #2"),
+             book="9.1 Working with Sequences, #1.2"),
     Exercise("tok_table", "tokens", "The book's exercise: a table that predicts the next word from the k = 20 words "
              "before it, over a vocabulary of |V| = 10,000 words, has about 10 to the power of what entries?",
              NUMBER, maths.ngram_table_power, {"V": 10_000, "k": 20},
@@ -105,16 +105,16 @@ BANK: dict[str, Exercise] = {e.key: e for e in (
                       "extra step", "nothing changes"),
              other={"low": 1.0, "high": 1.0}, other_label="ρ = 1 exactly", url={"kind": "orthogonal", "T": 100,
                                                                                        "use_tanh": False},
-             book="RNN section, #5"),
+             book="RNN section, #3"),
     Exercise("gf_power", "gradient_flow", "The book's exercise: a symmetric M has eigenvalues 1.2, 0.9 and 0.5. What "
              "is the largest |eigenvalue| of M^10?", NUMBER, maths.power_eigenvalue,
              {"eigenvalues": [1.2, 0.9, 0.5], "k": 10}, "Apply M to one of its eigenvectors ten times.",
-             tolerance=0.01, other={"k": 30}, other_label="M^30", book="9.7 Backpropagation Through Time, #1"),
+             tolerance=0.01, other={"k": 30}, other_label="M^30", book="9.7 Backpropagation Through Time, #1.1"),
     Exercise("gf_align", "gradient_flow", "The book's exercise, continued: multiply a random vector x by that M thirty "
              "times. Which direction does M^30 x point in?", CHOICE, maths.power_alignment,
              {"eigenvalues": [1.2, 0.9, 0.5], "k": 30}, "Which component of x grows fastest?",
              options=("the eigenvector of the largest |eigenvalue|", "x's own direction", "no particular direction"),
-             other={"k": 1}, other_label="M x, once", book="9.7 Backpropagation Through Time, #2"),
+             other={"k": 1}, other_label="M x, once", book="9.7 Backpropagation Through Time, #1.2"),
     Exercise("tr_untrained", "training", "Before its first step, what perplexity does the book's character RNN "
              "(28 tokens, tiny random weights) have on its training windows?", NUMBER, models.untrained_perplexity,
              {"windows": 2000, "h": 32}, "Tiny weights: every score is about the same.", tolerance=0.05,
