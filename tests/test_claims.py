@@ -283,3 +283,25 @@ def test_the_books_exercises_are_cited_by_the_editions_numbers():
     assert cited["tok_table"] == cited["tok_rnn"] == "RNN section, #4"
     assert cited["fc_no_noise"].endswith("#1.2") and cited["gf_align"].endswith("#1.2")
     assert cited["gf_power"].endswith("#1.1")
+
+
+@settings(max_examples=30, deadline=None)
+@given(scale=st.sampled_from(__import__("core.labs", fromlist=["SCALES"]).SCALES), n=st.integers(2, 256),
+       T=st.integers(1, 200), kind=st.sampled_from(["gaussian", "orthogonal"]), tanh=st.booleans(),
+       input_scale=st.floats(0.0, 5.0).map(lambda v: round(v, 1)), seed=st.integers(0, 10_000))
+def test_the_gradient_flow_regime_sentence_holds_at_any_setting(scale, n, T, kind, tanh, input_scale, seed):
+    """The Gradient flow lab's regime sentence at any setting of its controls: the regime named is the one its
+    per-step rate falls in, the rate is the T-th root of the norm it quotes after T steps, and 'grows' or
+    'shrinks' goes with it."""
+    from core.nn import gradflow
+    from core.labs import GradientFlow
+    from pages.gradient_flow import regime_sentence
+    s = GradientFlow(scale=scale, n=n, T=T, kind=kind, use_tanh=tanh, input_scale=input_scale, seed=seed)
+    a = gradflow.analyse(n, scale, T, kind, input_scale, seed, tanh, s.theta)
+    text = regime_sentence(s, a)
+    end = float(a.shown[-1]) / float(a.shown[0])
+    rate = end ** (1 / T) if end > 0 else 0.0
+    assert math.isclose(rate, a.growth, rel_tol=1e-9, abs_tol=1e-300)
+    named = "vanishing" if rate < 0.99 else "exploding" if rate > 1.01 else "stable"
+    assert f"**{named}**" in text
+    assert ("grows by a factor" in text) == (a.growth > 1)
