@@ -305,3 +305,15 @@ def test_the_gradient_flow_regime_sentence_holds_at_any_setting(scale, n, T, kin
     named = "vanishing" if rate < 0.99 else "exploding" if rate > 1.01 else "stable"
     assert f"**{named}**" in text
     assert ("grows by a factor" in text) == (a.growth > 1)
+
+
+def test_time_both_says_which_was_faster_by_its_own_seconds():
+    """Issue 41: 'Time both' measured the scratch loop faster than nn.RNN with no word on it. The claim names the
+    faster one and the ratio of the two measured times, and calls near-equal times even."""
+    from core.lesson.cell_timing import CellTiming, comparison
+    slow, fast = CellTiming("torch", "nn.RNN", 0.30, 5.0), CellTiming("scratch", "the loop", 0.12, 5.1)
+    c = comparison([slow, fast])
+    assert c.kind == "timing.faster" and "the loop was 2.5 times as fast as nn.RNN" in c.text
+    assert comparison([slow, CellTiming("scratch", "the loop", 0.29, 5.1)]).kind == "timing.even"
+    with pytest.raises(ValueError):
+        comparison([slow])

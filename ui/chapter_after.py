@@ -103,8 +103,9 @@ def concise_version(raw: str | None) -> None:
         st.dataframe(pd.DataFrame([{"cell": t.label, "seconds per epoch": round(t.seconds_per_epoch, 3),
                                     "perplexity after 4 epochs": round(t.perplexity, 2)} for t in timings]),
                      hide_index=True)
-        st.caption("Seconds per epoch include a validation pass and a sample. The perplexities differ a little "
-                   "because the two draw their random starting weights in a different order.")
+        st.caption(f"{cell_timing.comparison(timings)} Seconds per epoch include a validation pass and a sample. "
+                   "The perplexities differ a little because the two draw their random starting weights in a "
+                   "different order.")
 
 
 def three_things() -> None:

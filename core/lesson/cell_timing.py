@@ -7,6 +7,7 @@ from typing import Callable
 
 import numpy as np
 
+from core.claims import Claim, claim
 from core.checks import check_int
 from core.lesson.passage import config
 
@@ -37,3 +38,21 @@ def time_cells(raw_text: str, cells: tuple[str, ...] = ("scratch", "torch"), epo
         times = np.diff([row.elapsed for row in result.history])
         out.append(CellTiming(name, get_cell(name).label, float(np.median(times)), result.history[-1].train_ppl))
     return out
+
+
+def comparison(timings: list[CellTiming]) -> Claim:
+    """Which of two timed cells was faster here, by how much, from the seconds per epoch measured."""
+    if len(timings) != 2:
+        raise ValueError("Compare exactly two timed cells.")
+    a, b = sorted(timings, key=lambda t: t.seconds_per_epoch)
+    ratio = b.seconds_per_epoch / a.seconds_per_epoch if a.seconds_per_epoch > 0 else float("inf")
+    numbers = dict(faster=a.cell, ratio=ratio)
+    if ratio < 1.1:
+        return claim("timing.even", f"On this server the two took about the same time: {a.seconds_per_epoch:.3f} s and "
+                     f"{b.seconds_per_epoch:.3f} s per epoch. They compute the same recurrence; at this model's size "
+                     "(128 units), neither way's overheads decide much.", **numbers)
+    return claim("timing.faster", f"On this server {a.label} was {ratio:.1f} times as fast as {b.label} "
+                 f"({a.seconds_per_epoch:.3f} s against {b.seconds_per_epoch:.3f} s per epoch), measured just now, "
+                 "so it can come out either way on another machine or under load. They compute the same "
+                 "recurrence: the difference is in how each is run, not in the maths.", **numbers)
+
