@@ -159,7 +159,7 @@ def passage_at(s: Settings, raw: str, label: str, vocab) -> None:
                 unsafe_allow_html=True)
     c3.caption("A thin bar and alternating light and dark fills mark the token boundaries; hover a token for its id.")
     st.code(" ".join(str(int(i)) for i in passage_ids[:120]) + (" ..." if len(passage_ids) > 120 else ""),
-            language=None)
+            language=None, wrap_lines=True)   # ids wrap on a phone rather than run off its right edge
 
 
 def tables(s: Settings, text: str, vocab, ids) -> None:

@@ -118,7 +118,7 @@ def show_source(*objects, title: str = "The code behind this figure") -> None:
     """An expander with the real source of the core functions the page calls."""
     with st.expander(title):
         for obj in objects:
-            st.code(_source(obj), language="python")
+            st.code(_source(obj), language="python", wrap_lines=True)   # a phone wraps long lines, never cuts them
 
 
 @functools.lru_cache(maxsize=256)
