@@ -129,7 +129,8 @@ def test_a_class_is_shared_by_both_processes(browser, class_site):
     teacher.get_by_label("Class name").fill("Two processes")
     teacher.get_by_role("button", name="Start the class").click()
     expect(teacher.get_by_text("Your class: Two processes")).to_be_visible(timeout=30_000)
-    code = re.search(rf"{Url.JOIN}=([A-Z0-9]{{8}})", teacher.locator("code").first.inner_text()).group(1)
+    expect(teacher).to_have_url(re.compile(rf"[?&]{Url.JOIN}=[A-Z0-9]{{8}}"), timeout=30_000)   # the key kept
+    code = re.search(rf"{Url.JOIN}=([A-Z0-9]{{8}})", teacher.url).group(1)
     here = server_of(teacher_ctx)
     other = "app2" if here == "app1" else "app1"
     learner_ctx = browser.new_context(viewport={"width": 1280, "height": 900})
