@@ -16,11 +16,11 @@ import streamlit as st
 from core import classroom
 from core.exercises import types as core_ex
 from core.exercises.bank import BANK
-from core.labs import PAGES, Url, controls_of, url_query
+from core.labs import Url, controls_of, url_query
 from core.runs import store
 from core.runs.record import Status
 from ui import class_tools, learner, url_state
-from ui.common import chart_text, csv_cell, iso_time, plain
+from ui.common import chart_text, csv_cell, iso_time, lab_title, plain
 from ui.plots import show, style
 
 CONTROLS = controls_of("classroom")
@@ -157,8 +157,9 @@ def run_histories(info: classroom.ClassInfo) -> list[classroom.ClassRun]:
         except ValueError:
             live = None
         if live is not None and live.progress is not None:
+            kept = len(r.history)
             r.history, r.status = list(live.progress.history), str(live.status)
-            if not live.status.active:
+            if not live.status.active and kept != len(r.history):   # copied once, not on every rerun
                 classroom.keep_history(r.run_key, r.history)
     return runs
 
@@ -207,10 +208,6 @@ def overview_table(info: classroom.ClassInfo, attempts: list[dict], hints: list,
                           f"{r['median seconds']:.0f} s"} for r in rows])
 
 
-def lab_title(key: str) -> str:
-    return PAGES[key].title if key in PAGES else key
-
-
 def export_csv(attempts: list[dict], runs: list) -> str:
     buf = io.StringIO()
     w = csv.writer(buf)
@@ -229,7 +226,7 @@ def export_csv(attempts: list[dict], runs: list) -> str:
         every = "; ".join(f"{k}={v}" for k, v in r.config.items())
         for row in r.history:
             w.writerow([csv_cell(r.learner), csv_cell(r.name), row.epoch, row.train_ppl, row.val_ppl,
-                        *(r.config.get(k) for k in keys), every])
+                        *(csv_cell(r.config.get(k)) for k in keys), csv_cell(every)])
     return buf.getvalue()
 
 
@@ -279,7 +276,7 @@ def exercise_answers(attempts: list[dict], hints: list, learners: int, names: bo
     ex = BANK[key]
     firsts = [a for (name, exercise), a in first.items() if exercise == key]
     summary_text = answers_summary(ex, firsts, learners, sum(e == key for _, e in hints), names)
-    other = {a["name"]: differs(a) for a in firsts if differs(a)}
+    other = {a["name"]: d for a in firsts if (d := differs(a))}
     if other and names:
         summary_text += " Checked with other settings than the exercise's own (the grade used the exercise's): " + \
             "; ".join(f"{name}: " + ", ".join(f"{k}={v} (exercise: {own})" for k, (v, own) in d.items())
@@ -304,9 +301,13 @@ def headline(ex: core_ex.Exercise, firsts: list[dict], learners: int) -> None:
              if ex.kind == core_ex.NUMBER else chart_text(computed, 40))
 
 
-def class_runs(info: classroom.ClassInfo) -> None:
+def live_runs(info: classroom.ClassInfo) -> None:
+    """class_runs, read again on each of its fragment's reruns (while a learner's run trains)."""
+    class_runs(run_histories(info))
+
+
+def class_runs(runs: list[classroom.ClassRun]) -> None:
     """The class's runs on one chart, and a sweep's chart: final perplexity against each setting that differs."""
-    runs = run_histories(info)
     shown = [r for r in runs if r.history]
     if not shown:
         st.caption("No runs yet: runs a learner trains in the Training lab appear here.")
@@ -338,8 +339,8 @@ def teacher_view(info: classroom.ClassInfo) -> None:
               help="One exercise's answers, large, with no names and no key: for the screen at the front.")
     attempts, hints = classroom.class_attempts(info.id), classroom.class_hints(info.id)
     assigned = classroom.assigned(info.id)
-    runs = classroom.class_runs(info.id)
-    table = roster_table(info, attempts, hints, runs, assigned)
+    histories = run_histories(info)
+    table = roster_table(info, attempts, hints, histories, assigned)
     st.subheader("Roster")
     st.caption((f"Scores count each learner's first attempt at the {len(assigned)} assigned exercises" if assigned
                 else f"Scores count each learner's first attempt at each of the {len(BANK)} exercises (assign some "
@@ -357,14 +358,15 @@ def teacher_view(info: classroom.ClassInfo) -> None:
     st.subheader("How the class answered")
     exercise_answers(attempts, hints, len(table))
     st.subheader("The class's training runs")
-    histories = run_histories(info)
-    active = any(r.status in ACTIVE for r in histories)
-    st.fragment(run_every=RUNS_REFRESH_S if active else None)(class_runs)(info)
-    d1, d2 = st.columns(2)
-    d1.download_button("Everything (.csv)", export_csv(attempts, histories), "rnnlab-class.csv", "text/csv",
-                       icon=":material/download:")
-    d2.download_button("Gradebook (.csv)", gradebook_csv(info, attempts, assigned), "rnnlab-gradebook.csv",
-                       "text/csv", icon=":material/grading:",
+    if any(r.status in ACTIVE for r in histories):
+        st.fragment(run_every=RUNS_REFRESH_S)(live_runs)(info)
+    else:
+        class_runs(histories)
+    d1, d2 = st.columns(2)   # the CSVs are written when clicked, not on every rerun
+    d1.download_button("Everything (.csv)", lambda: export_csv(attempts, histories), "rnnlab-class.csv", "text/csv",
+                       icon=":material/download:", on_click="ignore")
+    d2.download_button("Gradebook (.csv)", lambda: gradebook_csv(info, attempts, assigned), "rnnlab-gradebook.csv",
+                       "text/csv", icon=":material/grading:", on_click="ignore",
                        help="A row per learner, a column per exercise (1 right first time, 0 wrong, empty not "
                             "answered), the total and what it is out of.")
     st.subheader("Run the class")

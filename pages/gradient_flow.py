@@ -139,6 +139,7 @@ def metrics(s: Settings, a: gradflow.Analysis) -> None:
                 f"Those slopes damp the gradient, {effect}.")
 
 
+@st.cache_data(show_spinner=False)
 def saturation_note() -> str:
     """'What to try' on tanh's saturation, with the rates it is about (n = 32, T = 24, seed 0)."""
     rate = {(scale, inp): gradflow.analyse(32, scale, 24, input_scale=inp).growth for scale in (2.0, 4.0)

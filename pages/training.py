@@ -393,9 +393,14 @@ def span(window: list[int]) -> str:
     return f"{window[0]}-{window[-1]}"
 
 
+@st.cache_data(show_spinner=False)
+def partition_demo() -> dict:
+    return data_module.partition_demo()
+
+
 def partitions() -> None:
     """The book's two ways of cutting the text into minibatches (9.3), shown on token positions."""
-    demo = data_module.partition_demo()
+    demo = partition_demo()
     rows = [{"minibatch": i + 1, "random windows (split 'book')": ", ".join(span(w) for w in r),
              "sequential partitioning (split 'whole')": ", ".join(span(w) for w in q)}
             for i, (r, q) in enumerate(zip(demo["random"], demo["sequential"]))]

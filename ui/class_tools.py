@@ -8,9 +8,9 @@ import streamlit as st
 
 from core import classroom
 from core.exercises.bank import BANK
-from core.labs import PAGES, Url, controls_of
+from core.labs import Url, controls_of
 from core.runs.config import FORM_SETTINGS, SETTINGS
-from ui.common import plain
+from ui.common import lab_title, plain
 from ui.exercises import link
 from ui.learner import write_cookie
 
@@ -110,16 +110,12 @@ def _try(work, message: str) -> None:
     _done(message)
 
 
-def _lab(key: str) -> str:
-    return PAGES[key].title if key in PAGES else key
-
-
 def assignment(info: classroom.ClassInfo, base: str) -> set[str]:
     """The exercises assigned to the class (scores are out of them), with a link to hand out for each."""
     chosen = classroom.assigned(info.id)
     picked = st.multiselect("Assigned exercises (scores are out of these; none: out of all)", list(BANK),
                             default=[k for k in BANK if k in chosen], key=f"class.assign.{sorted(chosen)}",
-                            format_func=lambda k: f"{_lab(BANK[k].lab)}: {BANK[k].question[:70]}")
+                            format_func=lambda k: f"{lab_title(BANK[k].lab)}: {BANK[k].question[:70]}")
     if set(picked) != chosen and st.button("Save the assignment", key="class.assign.save", icon=":material/save:"):
         _try(lambda: classroom.assign(info.id, picked), f"{len(picked)} exercises assigned.")
     if chosen:

@@ -77,6 +77,11 @@ def chart_text(text: object, limit: int = MAX_SHOWN) -> str:
     return text.replace("<", "‹").replace(">", "›")
 
 
+def lab_title(key: str) -> str:
+    """A page's title from the registry (the key itself for one it does not know)."""
+    return PAGES[key].title if key in PAGES else key
+
+
 def header(key: str) -> Page:
     """The top of a page: its title and icon from the registry, core.labs.PAGES (written nowhere else)."""
     entry = PAGES[key]

@@ -26,33 +26,58 @@ def checked_ids(ids, vocab_size: int) -> np.ndarray:
     return ids
 
 
-class CharVocab:
-    """Characters to ids. Id 0 is <unk>; the others follow by falling frequency, ties alphabetical."""
+class _CountedVocab:
+    """Tokens to ids, from a list that starts with <unk>, the others by falling frequency, ties alphabetical.
+    A subclass names its kind and which tokens it holds (ok), and how a text splits into them (pieces)."""
+
+    kind = ""
+    holds = ""        # what its tokens are, in words, for the error message
+
+    @staticmethod
+    def ok(token: str) -> bool:
+        raise NotImplementedError
+
+    @staticmethod
+    def pieces(text: str) -> list[str]:
+        raise NotImplementedError
 
     def __init__(self, tokens: list[str]):
         if not tokens or tokens[0] != UNK or len(set(tokens)) != len(tokens):
             raise ValueError("A vocabulary is a list of distinct tokens starting with '<unk>'.")
-        if any(len(t) != 1 for t in tokens[1:]):
-            raise ValueError("A character vocabulary holds single characters only.")
+        if not all(self.ok(t) for t in tokens[1:]):
+            raise ValueError(f"This vocabulary holds {self.holds} only.")
         self.idx_to_token = list(tokens)
         self.token_to_idx = {t: i for i, t in enumerate(tokens)}
-        self._lookup = None
 
     @classmethod
-    def build(cls, text: str, min_freq: int = 1) -> "CharVocab":
-        if not isinstance(text, str) or not text:
-            raise ValueError("Build a vocabulary from a non-empty text.")
+    def build(cls, text: str, min_freq: int = 1):
+        if not isinstance(text, str) or not cls.pieces(text):
+            raise ValueError(f"Build a vocabulary from a text with at least one of its {cls.holds}.")
         min_freq = check_int("min_freq", min_freq, 1)
-        counts = collections.Counter(text)
-        kept = sorted((c for c, n in counts.items() if n >= min_freq), key=lambda c: (-counts[c], c))
-        return cls([UNK, *kept])
+        counts = collections.Counter(cls.pieces(text))
+        return cls([UNK, *sorted((t for t, n in counts.items() if n >= min_freq), key=lambda t: (-counts[t], t))])
 
     def __len__(self) -> int:
         return len(self.idx_to_token)
 
-    @property
-    def kind(self) -> str:
-        return "char"
+    def unknown(self, text: str) -> list[str]:
+        """The distinct tokens of text that the vocabulary does not know."""
+        return sorted({t for t in self.pieces(text) if t not in self.token_to_idx})
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "tokens": self.idx_to_token}
+
+
+class CharVocab(_CountedVocab):
+    """Characters to ids. Id 0 is <unk>; the others follow by falling frequency, ties alphabetical."""
+
+    kind, holds = "char", "single characters"
+    ok = staticmethod(lambda t: len(t) == 1)
+    pieces = staticmethod(list)
+
+    def __init__(self, tokens: list[str]):
+        super().__init__(tokens)
+        self._lookup = None
 
     def encode(self, text: str) -> np.ndarray:
         """Ids of the characters of text (unknown characters -> 0, never an error)."""
@@ -74,44 +99,18 @@ class CharVocab:
         ids = checked_ids(ids, len(self))
         return "".join(UNK_CHAR if i == 0 else self.idx_to_token[i] for i in ids)
 
-    def unknown(self, text: str) -> list[str]:
-        """The distinct characters of text that the vocabulary does not know."""
-        return sorted({c for c in text if c not in self.token_to_idx})
-
     def token_text(self, i: int) -> str:
         return self.idx_to_token[i]
 
-    def to_dict(self) -> dict:
-        return {"kind": "char", "tokens": self.idx_to_token}
 
-
-class WordVocab:
+class WordVocab(_CountedVocab):
     """Words (runs of non-space characters of the cleaned text) to ids, as the book counts them for Zipf's law and
     its n-gram statistics. Id 0 is <unk>; the others follow by falling frequency, ties alphabetical. A token's
     text carries the space after it, so n-grams joined read as text."""
 
-    def __init__(self, tokens: list[str]):
-        if not tokens or tokens[0] != UNK or len(set(tokens)) != len(tokens):
-            raise ValueError("A vocabulary is a list of distinct tokens starting with '<unk>'.")
-        if any(not t or any(c.isspace() for c in t) for t in tokens[1:]):
-            raise ValueError("A word vocabulary holds words without spaces.")
-        self.idx_to_token = list(tokens)
-        self.token_to_idx = {t: i for i, t in enumerate(tokens)}
-
-    @classmethod
-    def build(cls, text: str, min_freq: int = 1) -> "WordVocab":
-        if not isinstance(text, str) or not text.split():
-            raise ValueError("Build a word vocabulary from a text with at least one word.")
-        min_freq = check_int("min_freq", min_freq, 1)
-        counts = collections.Counter(text.split())
-        return cls([UNK, *sorted((w for w, n in counts.items() if n >= min_freq), key=lambda w: (-counts[w], w))])
-
-    def __len__(self) -> int:
-        return len(self.idx_to_token)
-
-    @property
-    def kind(self) -> str:
-        return "word"
+    kind, holds = "word", "words without spaces"
+    ok = staticmethod(lambda t: bool(t) and not any(c.isspace() for c in t))
+    pieces = staticmethod(str.split)
 
     def encode(self, text: str) -> np.ndarray:
         """Ids of the words of text (unknown words -> 0, never an error)."""
@@ -123,14 +122,8 @@ class WordVocab:
         ids = checked_ids(ids, len(self))
         return " ".join(UNK_CHAR if i == 0 else self.idx_to_token[i] for i in ids)
 
-    def unknown(self, text: str) -> list[str]:
-        return sorted({w for w in text.split() if w not in self.token_to_idx})
-
     def token_text(self, i: int) -> str:
         return (UNK if i == 0 else self.idx_to_token[i]) + " "
-
-    def to_dict(self) -> dict:
-        return {"kind": "word", "tokens": self.idx_to_token}
 
 
 class BPEVocab:
