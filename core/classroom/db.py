@@ -88,15 +88,19 @@ def write(root: Path | None, work):
 def connect(root: Path | None = None) -> sqlite3.Connection:
     """A connection to the classroom database, created and migrated to the newest schema when needed."""
     path = database(root)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S)
-        conn.execute("PRAGMA journal_mode=WAL")
-    except (OSError, sqlite3.Error) as exc:
-        if _busy(exc):
-            raise   # another process is writing: the caller tries again (write)
-        raise ValueError("The class records cannot be opened: the server's runs folder is not a folder it can "
-                         "write to. Whoever runs this server sets it with RNNLAB_RUNS_DIR.") from None
+    for attempt in range(WRITE_TRIES):
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S)
+            conn.execute("PRAGMA journal_mode=WAL")   # on a new file, answers "locked" at once while another
+            break                                     # connection creates it: tried again, as a write is
+        except (OSError, sqlite3.Error) as exc:
+            if not _busy(exc):
+                raise ValueError("The class records cannot be opened: the server's runs folder is not a folder it "
+                                 "can write to. Whoever runs this server sets it with RNNLAB_RUNS_DIR.") from None
+            if attempt + 1 == WRITE_TRIES:
+                raise   # still busy: write() tries again, or says so in words
+            _pause(attempt)
     conn.execute("PRAGMA foreign_keys=ON")
     conn.row_factory = sqlite3.Row
     migrate(conn)
