@@ -14,8 +14,9 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core.sequences import forecast, readings
-from core.nn import param_counts
-from core.lesson import passage, store as passage_store
+from core.text import readings as text_readings
+from core.nn import gradflow_readings, param_counts
+from core.lesson import passage, readings as lesson_readings, store as passage_store
 from core.labs import controls_of
 from core.runs.record import HistoryRow, Status
 from pages import forecasting, gradient_flow, rnn_cell
@@ -118,7 +119,6 @@ def act_language() -> None:
                 "prediction given every token before it, and multiplying:")
     st.latex(r"P(x_1, \dots, x_T) = \prod_{t=1}^{T} P(x_t \mid x_1, \dots, x_{t-1})")
     _, cov = texts.ngram_statistics(text, "char", 0)
-    last = cov[-1]
     st.markdown(
         "The simplest such model **counts**. An *n-gram* is n tokens in a row; to predict the next character from "
         "the n − 1 before it, count how often each n-gram occurs in the book and divide by how often its first "
@@ -126,17 +126,12 @@ def act_language() -> None:
         "for each n, the distinct n-grams the book contains against all the possible ones.")
     show(tokens_page.coverage_figure(cov), tokens_page.coverage_summary(cov), "act2.coverage")
     st.markdown(
-        f"With n = {last.n} there are {last.symbols}{str(last.n).translate(SUPERSCRIPT)} = {last.possible:,} possible {last.n}-grams, and "
-        f"the whole book shows only {last.distinct:,} of them ({100 * last.share:.2g}%). Most contexts are never "
-        "seen, so a table says nothing about them. "
+        f"{text_readings.coverage(cov)} "
         "**Next:** instead of a table over every possible past, keep a running summary of the past, a "
         "*hidden state*, and update it one token at a time:")
     st.latex(r"\begin{gathered}P(x_t \mid x_{t-1}, \dots, x_1) \approx P(x_t \mid h_{t-1}) \\"
              r"h_t = f(x_t, h_{t-1})\end{gathered}")
     deeper("tokens", "BPE subwords, Zipf's law and the parameter calculator")
-
-
-SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
 def show_ids(piece: str, vocab) -> None:
@@ -232,20 +227,7 @@ def passage_figure(history: list[HistoryRow], vocab_size: int, title: str) -> go
 
 
 def passage_summary(history: list[HistoryRow], vocab_size: int, seconds: float | None, where: str = "here") -> str:
-    """The run in numbers; `where` says where its time was measured (this server, or the machine that stored it)."""
-    first, last = history[0], history[-1]
-    took = f" in {seconds:.1f} s ({where})" if seconds else ""
-    text = (f"Training perplexity falls from {first.train_ppl:.1f} (a uniform guess over {vocab_size} characters "
-            f"is {vocab_size}) to {last.train_ppl:.2f} after {last.epoch} epochs{took}")
-    held = [r for r in history if math.isfinite(r.val_ppl)]
-    if not held:
-        return text + "."
-    best = min(held, key=lambda r: r.val_ppl)
-    if best.epoch < last.epoch and last.val_ppl > 1.5 * best.val_ppl:
-        return (f"{text}. On the text after the passage, perplexity is lowest at epoch {best.epoch} "
-                f"({best.val_ppl:.1f}) and then climbs to {last.val_ppl:.1f}: from there on the network overfits, "
-                "memorising the passage rather than learning anything that carries over to new text.")
-    return f"{text}; on the text after the passage it goes from {first.val_ppl:.1f} to {last.val_ppl:.1f}."
+    return " ".join(c.text for c in lesson_readings.passage_run(history, vocab_size, seconds, where))
 
 
 def retrain_controls(raw: str | None) -> None:
@@ -378,13 +360,7 @@ def gradient_section(baked: passage_store.Baked, raw: str | None) -> None:
     with learner_errors():
         reaches = {epoch: passage.gradient_reach(baked.models[epoch], window) for epoch in sorted(baked.models)}
         show(reach_figure(reaches), reach_summary(reaches), "act4.reach")
-        last = reaches[max(reaches)]
-        back = len(last.norms) - 1
-        fade = (f"it shrinks to {last.rate:.2f} of its size per step back, so the state {back} steps back receives "
-                f"{last.norms[-1] / last.norms[0]:.1e} of the gradient the last state receives: the vanishing "
-                "gradient of the Gradient flow lab, in a trained network" if last.rate < 1 else
-                f"it grows by {last.rate:.2f} per step back, and clipping is what keeps such updates in bounds")
-        st.markdown(f"Left to right, after {max(reaches)} epochs, {fade}.")
+        st.markdown(gradflow_readings.reach(reaches[max(reaches)].norms, max(reaches)).text)
 
 
 def teacher_forcing_section(baked: passage_store.Baked, raw: str | None) -> None:

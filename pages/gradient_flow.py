@@ -5,7 +5,7 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from core.nn import gradflow
+from core.nn import gradflow, gradflow_readings as readings
 from core.labs import GradientFlow as Settings, controls_of
 from ui import exercises, url_state
 from ui.common import cite, controls_beside_view, header, learner_errors, show_source
@@ -81,44 +81,17 @@ def norms_summary(s: Settings, a: gradflow.Analysis) -> str:
 
 
 def eigenvalues_summary(a: gradflow.Analysis) -> str:
-    outside = int(np.sum(np.abs(a.eigenvalues) > 1 + 1e-9))
-    return (f"The {len(a.eigenvalues)} eigenvalues of W_hh in the complex plane: the largest |λ|, the spectral "
-            f"radius, is {a.rho:.3f}; {outside} lie outside the unit circle.")
-
-
-def percent(share: float) -> str:
-    """A share as a learner reads it: 99.8%, 3.2%, 0.05%, or under 0.01% (never 1.31e-05%)."""
-    return f"{100 * share:.3g}%" if share >= 1e-4 else ("under 0.01%" if share > 0 else "0%")
+    return readings.outside(a).text
 
 
 def clipping_summary(a: gradflow.Analysis, theta: float) -> str:
-    whole = a.whole_norm
-    share = gradflow.distant_share(a.shown)
-    stacked = ("The gradients with respect to the states, all steps stacked into one vector (a stand-in here: "
-               "training clips the gradient of the parameters, g ← min(1, θ/‖g‖)·g), have the norm "
-               f"{whole:.3g}")
-    if a.clip_factor == 1.0:
-        what = f"{stacked}, not above θ = {theta:g}: clipping leaves them alone."
-    else:
-        what = (f"{stacked}, above θ = {theta:g}: every step is multiplied by the same {a.clip_factor:.3g}, so the "
-                "curve moves down without changing shape.")
-    held = f"The older half of the steps carries {percent(share)} of the squared norm before clipping and after it"
-    if a.regime == "vanishing":
-        return f"{what} {held}: clipping cannot bring back a long-range signal that has vanished."
-    if a.regime == "exploding":
-        return f"{what} {held}: clipping keeps the steps' proportions, so the distant steps still dominate."
-    return f"{what} {held}: clipping changes the size of the gradient, never how it is shared between steps."
+    return f"{readings.clip_action(a, theta)} {readings.clip_share(a)}"
 
 
-def regime_sentence(s: Settings, a: gradflow.Analysis) -> str:
-    """The regime, in words that follow the rate per step it is read from."""
-    total = float(a.shown[-1])
-    change = (f"grows by a factor of {a.growth:.3g} per step back ({total:.3g} times its size after {s.T} steps)"
-              if a.growth > 1 else f"shrinks to {a.growth:.3g} of its size per step back ({total:.3g} after "
-              f"{s.T} steps)")
-    return (f"The gradient {change}: :{REGIME_COLOURS[a.regime]}[**{a.regime}**] (below "
-            f"{gradflow.VANISH_RATE:g} per step counts as vanishing, above {gradflow.EXPLODE_RATE:g} as exploding; "
-            f"ρ = {a.rho:.2f}).")
+def regime_sentence(a: gradflow.Analysis) -> str:
+    """The regime claim, its regime's name in the regime's colour."""
+    c = readings.regime(a)
+    return c.text.replace(f": {a.regime} (", f": :{REGIME_COLOURS[a.regime]}[**{a.regime}**] (", 1)
 
 
 def metrics(s: Settings, a: gradflow.Analysis) -> None:
@@ -128,27 +101,16 @@ def metrics(s: Settings, a: gradflow.Analysis) -> None:
     c2.metric(f"|g| after {s.T} steps", f"{final:.2e}")
     c3.metric("Growth per step", f"{a.growth:.3f}", help="(|g_T| / |g_0|)^(1/T), to compare with ρ")
     c4.metric("Regime", a.regime)
-    st.markdown(regime_sentence(s, a))
-    if s.use_tanh and a.rho > 1 and a.growth < a.rho * 0.9:
-        effect = ("so a tanh RNN with ρ > 1 can still lose its long-range gradient, as it does here"
-                  if a.regime == "vanishing" else "though here the gradient still grows" if a.regime == "exploding"
-                  else "which holds the gradient near a steady size here")
-        st.info(f"ρ is {a.rho:.2f} > 1, yet the gradient changes by only {a.growth:.2f} per step: each step back "
-                f"also multiplies by the tanh slopes 1 - h², which average {a.mean_slope:.2f} in this run "
-                f"({100 * a.saturated:.0f}% of the units have |h| > 0.99, where the slope is almost 0). "
-                f"Those slopes damp the gradient, {effect}.")
+    st.markdown(regime_sentence(a))
+    damped = readings.damping(a)
+    if damped:
+        st.info(damped.text)
 
 
 @st.cache_data(show_spinner=False)
 def saturation_note() -> str:
     """'What to try' on tanh's saturation, with the rates it is about (n = 32, T = 24, seed 0)."""
-    rate = {(scale, inp): gradflow.analyse(32, scale, 24, input_scale=inp).growth for scale in (2.0, 4.0)
-            for inp in (0.0, 5.0)}
-    return (f"Turn tanh on and raise the input scale from 0 to 5: saturated units pass back less of the gradient. At "
-            f"weight scale 2 the gradient's rate per step falls from {rate[2.0, 0.0]:.2f} to {rate[2.0, 5.0]:.2f}, "
-            f"so a growing gradient now {'vanishes' if rate[2.0, 5.0] < gradflow.VANISH_RATE else 'grows slower'}; "
-            f"at scale 4 it falls from {rate[4.0, 0.0]:.2f} to {rate[4.0, 5.0]:.2f}, "
-            f"{'still growing' if rate[4.0, 5.0] > gradflow.EXPLODE_RATE else 'no longer growing'}.")
+    return readings.saturation(readings.saturation_rates()).text
 
 
 NOTES = """

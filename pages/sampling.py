@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core.assets import HELD_OUT_BPC, HELD_OUT_PPL
-from core.nn import probe, sampling
+from core.nn import probe, sample_readings, sampling
 from core.labs import HIDDEN_SPAN, HIDDEN_WINDOWS, controls_of
 from ui import exercises, model_choice, url_state
 from ui.common import chart_text, cite, controls_beside_view, header, learner_errors, plain, show_source
@@ -193,16 +193,14 @@ def hidden_view(lm, shown: str, start: int = 0) -> tuple[go.Figure, str] | None:
     start = min(start, (len(labels) - 1) // HIDDEN_SPAN * HIDDEN_SPAN)
     window = H[start: start + HIDDEN_SPAN]
     units = probe.most_variable_units(window, min(24, H.shape[1]))
-    saturated = float(np.mean(np.abs(window[:, units]) > 0.9))
     switching = probe.most_switching_units(window, units, 3)
     flips = (", ".join(f"unit {u} ({n} time{'s' if n != 1 else ''})" for u, n in switching if n)
              or "none: no row jumps by more than 1 between two characters here")
     return hidden_state_figure(H, units, labels, start), (
         f"Rows: the {len(units)} units (of the top layer's {H.shape[1]}) whose activation varies most along "
         f"characters {start + 1}-{start + len(window)}; columns: the characters read, each written under its "
-        f"column; colour: the activation, -1 (red) to 1 (blue). {100 * saturated:.0f}% of the cells shown are "
-        "beyond ±0.9: tanh units spend much of their time near their limits, so watch where a row switches "
-        "rather than its shade. Look for units that flip at spaces or stay on inside words: a first glimpse of "
+        f"column; colour: the activation, -1 (red) to 1 (blue). {sample_readings.saturation(window[:, units])} "
+        "Look for units that flip at spaces or stay on inside words: a first glimpse of "
         f"what the state remembers. The rows that switch most often here: {flips}.")
 
 
@@ -255,8 +253,7 @@ def greedy_vs_sampled(lm, s: Settings, out: sampling.Sample) -> None:
     g2.text(sampled_text)
     real = float(lm.meta.get(HELD_OUT_BPC, float("nan")))
     odd = sampling.odd_choices(float(out.surprisal_bits.mean()), real, len(lm.vocab))
-    st.caption("Greedy decoding always takes the single likeliest next character. Once it lands in a phrase "
-               f"that leads back to itself it repeats forever, so few of its 3-grams are distinct. {odd}")
+    st.caption(plain(f"{sample_readings.greedy(greedy_out.text, sampled_text)} {odd}", 2000))   # a model's text
 
 
 def main() -> None:

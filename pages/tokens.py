@@ -11,7 +11,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from core.text import bpe_merges, corpus, ngrams, tokens
+from core.text import bpe_merges, corpus, ngrams, readings as text_readings, tokens
 from core.nn import param_counts
 from core.labs import BPE_SIZES, controls_of
 from ui import exercises, texts, url_state
@@ -201,12 +201,7 @@ def ngram_statistics(s: Settings, text: str) -> None:
     z1, z2 = st.columns(2)
     show(*zipf, "zipf", z1)
     show(*coverage, "coverage", z2)
-    last = cov[-1]
-    st.markdown(
-        f"With n = {last.n}, the text shows {last.distinct:,} distinct n-grams out of the {last.possible:,} that its "
-        f"{last.symbols} token types could form ({100 * last.share:.2g}%). Most possible contexts never occur even once, so a count table cannot say "
-        "anything about them, and the few that occur are seen only a handful of times. Smoothing patches this; "
-        "a recurrent network avoids it by squeezing the whole past into a fixed-size state.")
+    st.markdown(text_readings.coverage(cov).text)
     with st.expander("Bytes per token as the BPE vocabulary grows"):
         if st.toggle("Compute the sweep (trains one tokenizer per size, then cached)", key="tokens.sweep"):
             sweep = pd.DataFrame(texts.bytes_per_token_sweep(text, tuple(SIZES)))
@@ -274,12 +269,7 @@ def ngram_model_figure(c) -> go.Figure:
 
 
 def ngram_model_summary(c, alpha: float) -> str:
-    best, last = c.best, c.rows[-1]
-    return (f"On the last {c.held_out_chars:,} characters, held out: the best n-gram model (n = {best['n']}, "
-            f"α = {alpha:g}) reaches perplexity {best['heldout_ppl']:.2f} ({best['heldout_bits']:.2f} bits per "
-            f"character); at n = {last['n']} it is back at {last['heldout_ppl']:.2f}, with only "
-            f"{100 * last['seen_share']:.0f}% of the held-out {last['n']}-grams ever seen in training. The "
-            f"pretrained RNN scores {c.model_ppl:.2f}.")
+    return " ".join(x.text for x in text_readings.counting_model(c.rows, c.model_ppl, c.held_out_chars, alpha))
 
 
 def ngram_language_model(raw: str) -> None:
@@ -296,12 +286,8 @@ def ngram_language_model(raw: str) -> None:
     if c.used_chars < c.total_chars:
         st.caption(f"Your text has {c.total_chars:,} characters once cleaned; this comparison uses its first "
                    f"{c.used_chars:,} (90% to fit, 10% held out), which keeps it to seconds.")
-    st.markdown(
-        "Longer contexts help until the table runs out of data: the training perplexity keeps falling (the "
-        "table memorises its text) while the held-out perplexity turns back up, because most long contexts in "
-        "new text were never counted. The RNN reads the whole past through its state and does not run out "
-        "this way. (The RNN is the shipped model, trained on the same first 90% of The Time Machine; on "
-        "another text it is scored on text it has never seen.)")
+    st.caption("The RNN is the shipped model, trained on the same first 90% of The Time Machine; on another text "
+               "it is scored on text it has never seen.")
 
 
 def parameter_calculator() -> None:
@@ -335,14 +321,7 @@ def power_of_ten(n: int) -> str:
 
 
 def largest_terms(terms: dict[str, int]) -> str:
-    """The calculator's terms ranked, in words, from the numbers themselves."""
-    ranked = sorted(terms.items(), key=lambda kv: kv[1], reverse=True)
-    (first, n1), (second, n2) = ranked[0], ranked[1]
-    recurrent = next(v for k, v in terms.items() if "W_hh" in k)
-    tail = "" if "W_hh" in first or "W_hh" in second else (
-        f" The recurrent matrix W_hh has {recurrent:,}, {max(n1, 1) / max(recurrent, 1):.3g} times smaller than "
-        "the largest: at these sizes |V| drives the count, not h.")
-    return f"Its largest terms here are {first} ({n1:,}) and {second} ({n2:,}).{tail}"
+    return param_counts.largest_terms(terms).text
 
 
 def warm(stop: threading.Event | None = None) -> None:

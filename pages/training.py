@@ -12,7 +12,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from core.runs import data as data_module, loop, saved
+from core.runs import data as data_module, loop, readings as run_readings, saved
 from core.labs import Url, controls_of
 from core.runs.record import HistoryRow, Progress, Status
 from core.runs.config import DATA, FORM_GROUPS, FORM_SETTINGS, PRESETS, SETTINGS, Preset, config_overrides, parse_overrides
@@ -73,14 +73,8 @@ def curves_summary(histories: dict[str, list[HistoryRow]]) -> str:
 
 
 def train_above_val(rows: list[HistoryRow]) -> str:
-    """Why training perplexity can sit above validation perplexity, said only when it does."""
-    last = rows[-1] if rows else None
-    if last is None or last.epoch == 0 or not math.isfinite(last.train_ppl) or not last.train_ppl > last.val_ppl:
-        return ""
-    return (f" After epoch {last.epoch} the training perplexity ({last.train_ppl:.2f}) is above the validation "
-            f"perplexity ({last.val_ppl:.2f}): the training figure is averaged over the epoch's steps while the "
-            "weights were still improving (and with dropout on, if any), the validation figure is measured after "
-            "the epoch with the final weights. It is not a sign that the validation text is easier.")
+    said = run_readings.train_above_val(rows)
+    return f" {said}" if said else ""
 
 
 def choose_preset() -> Preset:

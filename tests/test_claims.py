@@ -296,9 +296,11 @@ def test_the_gradient_flow_regime_sentence_holds_at_any_setting(scale, n, T, kin
     from core.nn import gradflow
     from core.labs import GradientFlow
     from pages.gradient_flow import regime_sentence
+    from core.nn.gradflow_readings import regime
     s = GradientFlow(scale=scale, n=n, T=T, kind=kind, use_tanh=tanh, input_scale=input_scale, seed=seed)
     a = gradflow.analyse(n, scale, T, kind, input_scale, seed, tanh, s.theta)
-    text = regime_sentence(s, a)
+    text = regime_sentence(a)
+    assert regime(a).kind == f"gradflow.{a.regime}"
     end = float(a.shown[-1]) / float(a.shown[0])
     rate = end ** (1 / T) if end > 0 else 0.0
     assert math.isclose(rate, a.growth, rel_tol=1e-9, abs_tol=1e-300)

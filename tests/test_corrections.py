@@ -30,7 +30,7 @@ def test_forecasting_explains_a_test_error_below_the_training_error_with_its_own
 def test_the_parameter_calculator_names_its_largest_terms_from_the_numbers():
     at = page("tokens").run()
     text = " ".join(m.value for m in at.markdown)
-    assert "W_hh has 65,536, 39.1 times smaller than the largest" in text   # |V| = 10,000, h = d = 256
+    assert "W_hh has 65,536, 39.1 times fewer than the largest" in text   # |V| = 10,000, h = d = 256
     from pages.tokens import largest_terms
     assert "recurrent weights W_hh" in largest_terms(param_counts.rnn_parameter_terms(28, 0, 512)).split(".")[0]
 

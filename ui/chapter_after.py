@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from core.lesson import cell_timing
-from core.nn import gradflow
+from core.nn import gradflow, gradflow_readings
 from core.labs import controls_of
 from typing import Callable
 
@@ -71,12 +71,7 @@ def bptt_in_detail(norms_figure: Callable[[gradflow.Analysis], go.Figure]) -> No
 
 def bptt_summary(a: gradflow.Analysis) -> str:
     """The figure in words: the linear term the formula describes, and what tanh's slopes make of it."""
-    lin, tanh = float(a.linear[-1]), float(a.tanh[-1])
-    through = (f"through tanh, whose slopes are all below 1, it is {tanh:.3g}, {lin / tanh:.3g} times smaller"
-               if tanh < lin else f"through tanh it is {tanh:.3g}")
-    return (f"Spectral radius ρ = {a.rho:.2f}. In the linear case the term from 24 steps back has norm {lin:.3g} "
-            f"(the newest is 1); {through}. So through tanh the edge between vanishing and exploding sits at a larger "
-            f"ρ than 1: here the gradient through tanh is {a.regime}.")
+    return gradflow_readings.through_tanh(a).text
 
 
 def concise_version(raw: str | None) -> None:

@@ -127,7 +127,8 @@ def distant_share(norms: np.ndarray) -> float:
     """The share of the squared gradient norm carried by the older half of the steps (k > T/2)."""
     sq = np.asarray(norms, dtype=np.float64) ** 2
     total = float(sq.sum())
-    return float(sq[len(sq) // 2 + 1:].sum() / total) if total > 0 else 0.0
+    steps = len(sq) - 1                      # norms[k] for k = 0..T steps back
+    return float(sq[steps // 2 + 1:].sum() / total) if total > 0 else 0.0
 
 
 def rate_guide(norms: np.ndarray, rho: float) -> np.ndarray:

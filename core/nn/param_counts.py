@@ -68,6 +68,26 @@ def input_choice(cases: list[tuple[int, int, int]]) -> Claim:
                  "table: " + "; ".join(parts) + ".", cheaper=cheaper, cases=len(cases))
 
 
+def largest_terms(terms: dict[str, int]) -> Claim:
+    """The RNN's parameter terms (rnn_parameter_terms) ranked: the two largest, and W_hh against the largest when
+    it is not among them, with the sizes the largest term grows with (the letters in its shape)."""
+    if len(terms) < 2:
+        raise ValueError("Give the RNN's parameter terms, at least two.")
+    ranked = sorted(terms.items(), key=lambda kv: kv[1], reverse=True)
+    (first, n1), (second, n2) = ranked[0], ranked[1]
+    recurrent = next(v for k, v in terms.items() if "W_hh" in k)
+    text = f"Its largest terms here are {first} ({n1:,}) and {second} ({n2:,})."
+    if recurrent >= n2:                           # W_hh among the two largest (ties included)
+        return claim("params.hh_large", text, largest=n1, recurrent=recurrent)
+    shape = first[first.rindex("(") + 1: first.rindex(")")]
+    grows = " and ".join(dict.fromkeys(f for f in shape.split(" x ") if f != "h"))
+    ratio = max(n1, 1) / max(recurrent, 1)
+    fewer = f"{ratio:,.0f}" if ratio >= 100 else f"{ratio:.3g}"
+    return claim("params.hh_small", f"{text} The recurrent matrix W_hh has {recurrent:,}, {fewer} times fewer than "
+                 f"the largest: at these sizes the terms that grow with {grows} outweigh the h × h recurrence.",
+                 largest=n1, recurrent=recurrent)
+
+
 def model_parameters(vocab_size: int, hidden: int, embed_dim: int, layers: int, gates: int) -> int:
     """Parameters of an RNNLM (core.nn.models): an embedding if embed_dim, then `layers` layers of a cell with
     `gates` pre-activations per unit (each with its input and recurrent weights and two biases, as torch keeps

@@ -1,0 +1,150 @@
+"""What the Gradient flow lab, Act 4's gradient and the chapter's BPTT figure say about a gradient through time, as
+claims (core.claims) built from the numbers they are about. One regime rule for all of them: gradflow.regime, read
+from the rate per step back."""
+from __future__ import annotations
+
+import numpy as np
+
+from core.claims import Claim, claim
+from core.nn import gradflow
+
+OUTSIDE_TOL = 1e-9        # an eigenvalue with |λ| > 1 + this lies outside the unit circle
+DOMINATE = 0.5            # the older half of the steps dominates when it carries more than half the squared norm
+DAMPED = 0.9              # tanh "damps" a gradient when its rate is below 0.9 ρ (with ρ > 1)
+
+
+def _steps(n: int) -> str:
+    return "1 step" if n == 1 else f"{n} steps"
+
+
+def change(norms: np.ndarray) -> Claim:
+    """How the gradient's norm changes per step back: grows, shrinks or keeps its size, and the regime that rate
+    falls in (gradflow.regime: below VANISH_RATE vanishing, above EXPLODE_RATE exploding)."""
+    norms = np.asarray(norms, dtype=np.float64)
+    rate, steps = gradflow.growth_factor(norms), len(norms) - 1
+    total = float(norms[-1] / norms[0])
+    name = gradflow.regime(rate)
+    if rate > 1:
+        how = f"grows by a factor of {rate:.3g} per step back ({total:.3g} times its size after {_steps(steps)})"
+    elif rate < 1:
+        how = f"shrinks to {rate:.3g} of its size per step back ({total:.3g} after {_steps(steps)})"
+    else:
+        how = f"keeps its size at every step back ({_steps(steps)})"
+    return claim(f"gradflow.{name}", f"The gradient {how}: {name}", rate=rate, total=total, steps=steps)
+
+
+def regime(a: gradflow.Analysis) -> Claim:
+    """The lab's regime sentence: the change per step on the curve shown, its regime, the band's edges and ρ."""
+    c = change(a.shown)
+    text = (f"{c.text} (below {gradflow.VANISH_RATE:g} per step counts as vanishing, above "
+            f"{gradflow.EXPLODE_RATE:g} as exploding; ρ = {a.rho:.2f}).")
+    return Claim(text, c.kind, {**c.numbers, "rho": a.rho})
+
+
+def outside(a: gradflow.Analysis) -> Claim:
+    """How many eigenvalues of W_hh lie outside the unit circle, and the spectral radius."""
+    count = int(np.sum(np.abs(a.eigenvalues) > 1 + OUTSIDE_TOL))
+    where = "none lies" if count == 0 else "1 lies" if count == 1 else f"{count} lie"
+    return claim("gradflow.outside", f"The {len(a.eigenvalues)} eigenvalues of W_hh in the complex plane: the largest "
+                 f"|λ|, the spectral radius, is {a.rho:.3f}; {where} outside the unit circle.",
+                 count=count, rho=a.rho)
+
+
+def percent(share: float) -> str:
+    """A share as a learner reads it: 99.8%, 3.2%, 0.05%, or under 0.01% (never 1.31e-05%)."""
+    return f"{100 * share:.3g}%" if share >= 1e-4 else ("under 0.01%" if share > 0 else "0%")
+
+
+def clip_action(a: gradflow.Analysis, theta: float) -> Claim:
+    """Whether clipping at θ changes the stacked state gradients, and by what one factor."""
+    stacked = ("The gradients with respect to the states, all steps stacked into one vector (a stand-in here: "
+               "training clips the gradient of the parameters, g ← min(1, θ/‖g‖)·g), have the norm "
+               f"{a.whole_norm:.3g}")
+    if a.clip_factor == 1.0:
+        return claim("clip.leaves", f"{stacked}, not above θ = {theta:g}: clipping leaves them alone.",
+                     norm=a.whole_norm, theta=theta, factor=1.0)
+    return claim("clip.scales", f"{stacked}, above θ = {theta:g}: every step is multiplied by the same "
+                 f"{a.clip_factor:.3g}, so the curve moves down without changing shape.",
+                 norm=a.whole_norm, theta=theta, factor=a.clip_factor)
+
+
+def clip_share(a: gradflow.Analysis) -> Claim:
+    """The older half's share of the squared norm (the same before and after clipping) and what it means."""
+    share = gradflow.distant_share(a.shown)
+    held = f"The older half of the steps carries {percent(share)} of the squared norm before clipping and after it"
+    if a.regime == "vanishing" and share < 0.01:
+        return claim("clip.share_vanished", f"{held}: clipping cannot bring back a long-range signal that has "
+                     "vanished.", share=share)
+    if share > DOMINATE:
+        return claim("clip.share_distant", f"{held}: clipping keeps the steps' proportions, so the distant steps "
+                     "still dominate.", share=share)
+    return claim("clip.share_kept", f"{held}: clipping changes the size of the gradient, never how it is shared "
+                 "between steps.", share=share)
+
+
+def damping(a: gradflow.Analysis) -> Claim | None:
+    """With tanh and ρ > 1, when the rate is well below ρ: the tanh slopes damp the gradient (None otherwise)."""
+    if a.tanh is None or not (a.rho > 1 and a.growth < DAMPED * a.rho):
+        return None
+    effect = {"vanishing": "so a tanh RNN with ρ > 1 can still lose its long-range gradient, as it does here",
+              "exploding": "though here the gradient still grows",
+              "stable": "which holds the gradient near a steady size here"}[a.regime]
+    return claim(f"gradflow.damped_{a.regime}", f"ρ is {a.rho:.2f} > 1, yet the gradient changes by only "
+                 f"{a.growth:.2f} per step: each step back also multiplies by the tanh slopes 1 - h², which average "
+                 f"{a.mean_slope:.2f} in this run ({100 * a.saturated:.0f}% of the units have |h| > 0.99, where the "
+                 f"slope is almost 0). Those slopes damp the gradient, {effect}.",
+                 rho=a.rho, rate=a.growth, slope=a.mean_slope)
+
+
+def saturation(rates: dict[tuple[float, float], float]) -> Claim:
+    """'What to try' on saturation: the rate per step at weight scales 2 and 4, input scale 0 and 5 (tanh on)."""
+    r2, r4 = (rates[2.0, 0.0], rates[2.0, 5.0]), (rates[4.0, 0.0], rates[4.0, 5.0])
+
+    def moves(pair) -> str:
+        return "falls" if pair[1] < pair[0] else "rises" if pair[1] > pair[0] else "stays"
+
+    def after(rate: float) -> str:
+        return {"vanishing": "vanishing", "stable": "holding its size", "exploding": "still growing"}[
+            gradflow.regime(rate)]
+    return claim("gradflow.saturation", "Turn tanh on and raise the input scale from 0 to 5: saturated units pass "
+                 f"back less of the gradient. At weight scale 2 the gradient's rate per step {moves(r2)} from "
+                 f"{r2[0]:.2f} to {r2[1]:.2f}, {after(r2[1])}; at scale 4 it {moves(r4)} from {r4[0]:.2f} to "
+                 f"{r4[1]:.2f}, {after(r4[1])}.", **{f"rate_{s:g}_{i:g}": r for (s, i), r in rates.items()})
+
+
+def saturation_rates(n: int = 32, T: int = 24) -> dict[tuple[float, float], float]:
+    return {(scale, inp): gradflow.analyse(n, scale, T, input_scale=inp).growth
+            for scale in (2.0, 4.0) for inp in (0.0, 5.0)}
+
+
+def through_tanh(a: gradflow.Analysis) -> Claim:
+    """The chapter's BPTT figure: the linear term from the oldest step against the one through tanh."""
+    lin, tanh = float(a.linear[-1]), float(a.tanh[-1])
+    steps = len(a.linear) - 1
+    head = (f"Spectral radius ρ = {a.rho:.2f}. In the linear case the term from {steps} steps back has norm "
+            f"{lin:.3g} (the newest is 1); ")
+    if tanh < lin:
+        return claim("bptt.tanh_smaller", f"{head}through tanh, whose slopes are all below 1, it is {tanh:.3g}, "
+                     f"{lin / tanh:.3g} times smaller, so through tanh the edge between vanishing and exploding sits "
+                     f"at a larger ρ than 1: here the gradient through tanh is {a.regime}.",
+                     linear=lin, tanh=tanh, rate=a.growth)
+    return claim("bptt.tanh_not_smaller", f"{head}through tanh it is {tanh:.3g}, no smaller: here the gradient "
+                 f"through tanh is {a.regime}.", linear=lin, tanh=tanh, rate=a.growth)
+
+
+def reach(norms: np.ndarray, epochs: int) -> Claim:
+    """Act 4: the gradient of one loss at each earlier state of the trained passage network, read by the lab's
+    regime rule."""
+    norms = np.asarray(norms, dtype=np.float64)
+    back, rate = len(norms) - 1, gradflow.growth_factor(norms)
+    name = gradflow.regime(rate)
+    lead = f"Left to right, after {epochs} epochs, "
+    if name == "vanishing":
+        return claim("reach.vanishing", f"{lead}it shrinks to {rate:.2f} of its size per step back, so the state "
+                     f"{back} steps back receives {norms[-1] / norms[0]:.1e} of the gradient the last state receives: "
+                     "the vanishing gradient of the Gradient flow lab, in a trained network.", rate=rate)
+    if name == "exploding":
+        return claim("reach.exploding", f"{lead}it grows by {rate:.2f} per step back, and clipping is what keeps "
+                     "such updates in bounds.", rate=rate)
+    return claim("reach.stable", f"{lead}it changes by {rate:.2f} per step back, close enough to 1 that the state "
+                 f"{back} steps back receives {norms[-1] / norms[0]:.2g} of what the last state receives.", rate=rate)

@@ -1,0 +1,58 @@
+"""What the Sampling lab says about a sample, as claims (core.claims) built from the text and states it shows:
+whether greedy decoding fell into a loop, and how much of the hidden state sits near tanh's limits."""
+from __future__ import annotations
+
+import numpy as np
+
+from core.checks import check_real
+from core.claims import Claim, claim
+from core.nn.probe import distinct_ngram_share
+
+NEAR_LIMIT = 0.9     # |h| beyond this is "near tanh's limits"
+MUCH = 0.3           # "much of their time" when at least this share of the cells shown is near a limit
+
+
+def loop_of(text: str) -> tuple[int, int] | None:
+    """(period, start) of the repeating tail of text: the shortest period p whose repetition covers the text from
+    `start` to the end at least twice over (text[j] == text[j + p] for every j >= start); None when no tail repeats
+    twice."""
+    best = None
+    for p in range(1, len(text) // 2 + 1):
+        start = len(text) - p
+        while start > 0 and text[start - 1] == text[start - 1 + p]:
+            start -= 1
+        if len(text) - start >= 2 * p and (best is None or start < best[1]):
+            best = (p, start)
+    return best
+
+
+def greedy(greedy_text: str, sampled_text: str) -> Claim:
+    """Greedy decoding against sampling on the same prefix: the loop greedy fell into (if any) and the share of
+    distinct 3-grams of each."""
+    g, s = distinct_ngram_share(greedy_text), distinct_ngram_share(sampled_text)
+    shares = f"{100 * g:.0f}% of its 3-grams are distinct, against {100 * s:.0f}% for the sampled text"
+    lead = "Greedy decoding always takes the single likeliest next character."
+    loop = loop_of(greedy_text)
+    if loop and len(greedy_text) - loop[1] >= max(3 * loop[0], 12):
+        p, start = loop
+        piece = greedy_text[start:start + p]
+        when = "from the start" if start == 0 else f"after {start} characters"
+        return claim("greedy.loop", f"{lead} Here, {when}, it lands in a phrase that leads back to "
+                     f"itself, “{piece}” ({p} characters), and repeats it to the end, so only {shares}.",
+                     period=p, start=start, greedy=g, sampled=s)
+    return claim("greedy.no_loop", f"{lead} Here it has not fallen into a repeating loop within {len(greedy_text)} "
+                 f"characters; {shares}.", greedy=g, sampled=s)
+
+
+def saturation(states: np.ndarray) -> Claim:
+    """How many of the hidden-state cells shown are near tanh's limits (|h| > NEAR_LIMIT)."""
+    states = np.asarray(states, dtype=np.float64)
+    if states.size == 0:
+        raise ValueError("No hidden states to read: the text is empty.")
+    share = check_real("share", float(np.mean(np.abs(states) > NEAR_LIMIT)), 0.0, 1.0)
+    head = f"{100 * share:.0f}% of the cells shown are beyond ±{NEAR_LIMIT:g}"
+    if share >= MUCH:
+        return claim("hidden.saturated", f"{head}: these tanh units spend much of their time near their limits, so "
+                     "watch where a row switches rather than its shade.", share=share)
+    return claim("hidden.inside", f"{head}: most of these units work inside tanh's range here, so shades between "
+                 "the limits carry information too.", share=share)
