@@ -255,13 +255,17 @@ def run_view(baked: passage_store.Baked) -> None:
         draw_run(baked.history, baked.samples, baked.training_seconds, "The stored run (seed 0)",
                  baked.vocab_size, where=f"timed on the {baked.meta.device.split(' ')[0].upper()} of the machine "
                  "that stored it")
+        repeats = lesson_readings.what_repeats(baked.history)
+        if repeats:
+            st.caption(repeats.text)
     elif job.active:
-        st.fragment(run_every=0.5)(live_run)(baked.vocab_size)
+        st.fragment(run_every=0.5)(live_run)(baked)
     else:
-        live_run(baked.vocab_size)
+        live_run(baked)
 
 
-def live_run(vocab_size: int) -> None:
+def live_run(baked: passage_store.Baked) -> None:
+    vocab_size = baked.vocab_size
     job = passage_run.current()
     if job is None:
         return
@@ -278,6 +282,8 @@ def live_run(vocab_size: int) -> None:
                  vocab_size)
     else:
         st.info("Starting the run ...")
+    if job.status == Status.FINISHED and rows and job.config.seed == baked.meta.config["seed"]:
+        st.caption(lesson_readings.against_stored(rows, baked.history).text)
     if not job.active and st.session_state.get("chapter.was_active"):
         st.session_state["chapter.was_active"] = False
         st.rerun()  # the whole page once more, without the refresh

@@ -189,3 +189,26 @@ def test_the_gradient_s_reach_matches_autograd():
         np.testing.assert_allclose(reach.norms, auto, rtol=1e-10)
     with pytest.raises(ValueError, match="3 to"):
         passage.gradient_reach(lm, "ab")
+
+
+def test_the_passage_run_repeats_itself_under_one_and_two_threads(corpus_text):
+    """Issue 41 item 7: the same seed gives the same run whatever the thread count, and beside the stored run it
+    repeats every digit (this machine) or at least the training perplexity and the lowest held-out point (a CPU
+    that rounds differently: bench/passage_paths.py), never more than rounding apart."""
+    from core.lesson import readings
+    stored = passage_store.load_baked().history
+    runs, before = {}, torch.get_num_threads()
+    try:
+        for n in (1, 2):
+            torch.set_num_threads(n)
+            runs[n] = train(passage.config(0), text=corpus_text).history
+    finally:
+        torch.set_num_threads(before)
+    assert [(r.train_ppl, r.val_ppl) for r in runs[1]] == [(r.train_ppl, r.val_ppl) for r in runs[2]]
+    said = readings.against_stored(runs[1], stored)
+    assert said.kind in ("passage.same_as_stored", "passage.rounding"), said.text
+    moved = [replace(r, val_ppl=r.val_ppl + (5.0 if r.epoch > 30 else 0.0)) for r in stored]
+    assert readings.against_stored(moved, stored).kind == "passage.rounding"
+    assert readings.against_stored([replace(r, train_ppl=r.train_ppl * 2) for r in stored], stored).kind == \
+        "passage.differs"
+    assert readings.what_repeats(stored).kind == "passage.repeats"

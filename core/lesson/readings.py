@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from core.claims import Claim, claim
+from core.lesson.store import COMMAND
 from core.runs.record import HistoryRow
 
 OVERFIT = 1.5    # overfitting is named when the last held-out perplexity is over 1.5 times its lowest, later on
@@ -34,3 +35,43 @@ def passage_run(history: list[HistoryRow], vocab_size: int, seconds: float | Non
         out.append(claim("passage.held_out", f"On the text after the passage it goes from {held[0].val_ppl:.1f} to "
                          f"{last.val_ppl:.1f}.", first=held[0].val_ppl, last=last.val_ppl))
     return out
+
+
+# bench/passage_paths.py, seed 0 on three code paths of one CPU (docs/performance.md, "Act 4 on other CPUs"): the
+# last held-out perplexity ranged over 78.8-107.9, while the training perplexity (1.142-1.143) and the lowest
+# held-out point (epoch 6, 10.83-10.84) repeated to the digits the page prints.
+CLIMB_SPREAD = (78.8, 107.9)
+
+
+def what_repeats(history: list[HistoryRow]) -> Claim | None:
+    """Which of an overfitting run's numbers a retrain on another CPU repeats (None when it does not overfit)."""
+    said = passage_run(history, 2, None)
+    if said[-1].kind != "passage.overfits":
+        return None
+    lo, hi = CLIMB_SPREAD
+    return claim("passage.repeats", "On another CPU the same seed repeats the training perplexity and the lowest "
+                 "held-out point to the digits shown, but not the height of the climb: deep in overfitting the "
+                 "network's confident mistakes on new text magnify the last bits of each sum, which CPUs round "
+                 f"differently (seed 0 ended anywhere from {lo:.0f} to {hi:.0f} on three code paths of one CPU). On "
+                 "the machine that stored the run, a retrain with seed 0 repeats every digit.", lo=lo, hi=hi)
+
+
+def against_stored(mine: list[HistoryRow], stored: list[HistoryRow]) -> Claim:
+    """A finished retrain with the stored run's seed, set beside the stored run: every digit, or what differs."""
+    if not mine or not stored:
+        raise ValueError("Compare two finished runs.")
+    same = [(r.train_ppl, r.val_ppl) for r in mine] == [(r.train_ppl, r.val_ppl) for r in stored]
+    if same:
+        return claim("passage.same_as_stored", f"Your run repeats the stored run to every digit: "
+                     f"{mine[-1].val_ppl:.1f} held out after {mine[-1].epoch} epochs, as stored.", same=True)
+    best_m, best_s = (min(h, key=lambda r: r.val_ppl) for h in (mine, stored))
+    agree = (f"{mine[-1].train_ppl:.2f}" == f"{stored[-1].train_ppl:.2f}" and best_m.epoch == best_s.epoch
+             and f"{best_m.val_ppl:.1f}" == f"{best_s.val_ppl:.1f}")
+    head = f"Your run ended at {mine[-1].val_ppl:.1f} held out where the stored run ended at {stored[-1].val_ppl:.1f}."
+    if agree:
+        return claim("passage.rounding", f"{head} Its training perplexity and lowest held-out point agree to the digits "
+                     "shown: this server rounds some sums differently from the machine that stored the run, and "
+                     "overfitting magnifies the difference.", same=False, agree=True)
+    return claim("passage.differs", f"{head} Even its training perplexity or lowest point differ, so more than "
+                 "rounding has changed since the run was stored (the code or its libraries): `{COMMAND}` stores it "
+                 "anew.", same=False, agree=False)
