@@ -13,6 +13,11 @@ DOMINATE = 0.5            # the older half of the steps dominates when it carrie
 DAMPED = 0.9              # tanh "damps" a gradient when its rate is below 0.9 ρ (with ρ > 1)
 
 
+def times(ratio: float) -> str:
+    """A large ratio as a learner reads it: 860,000 rather than 8.6e+05."""
+    return f"{ratio:,.0f}" if 100 <= ratio < 1e9 else f"{ratio:.3g}"
+
+
 def _steps(n: int) -> str:
     return "1 step" if n == 1 else f"{n} steps"
 
@@ -125,7 +130,7 @@ def through_tanh(a: gradflow.Analysis) -> Claim:
             f"{lin:.3g} (the newest is 1); ")
     if tanh < lin:
         return claim("bptt.tanh_smaller", f"{head}through tanh, whose slopes are all below 1, it is {tanh:.3g}, "
-                     f"{lin / tanh:.3g} times smaller, so through tanh the edge between vanishing and exploding sits "
+                     f"{times(lin / tanh)} times smaller, so through tanh the edge between vanishing and exploding sits "
                      f"at a larger ρ than 1: here the gradient through tanh is {a.regime}.",
                      linear=lin, tanh=tanh, rate=a.growth)
     return claim("bptt.tanh_not_smaller", f"{head}through tanh it is {tanh:.3g}, no smaller: here the gradient "

@@ -36,9 +36,9 @@ def greedy(greedy_text: str, sampled_text: str) -> Claim:
     if loop and len(greedy_text) - loop[1] >= max(3 * loop[0], 12):
         p, start = loop
         piece = greedy_text[start:start + p]
-        when = "from the start" if start == 0 else f"after {start} characters"
-        return claim("greedy.loop", f"{lead} Here, {when}, it lands in a phrase that leads back to "
-                     f"itself, “{piece}” ({p} characters), and repeats it to the end, so only {shares}.",
+        when = "from the start it is caught in" if start == 0 else f"after {start} characters it is caught in"
+        return claim("greedy.loop", f"{lead} Here {when} a phrase that leads back to itself, “{piece}” ({p} "
+                     f"characters), and repeats it to the end, so only {shares}.",
                      period=p, start=start, greedy=g, sampled=s)
     return claim("greedy.no_loop", f"{lead} Here it has not fallen into a repeating loop within {len(greedy_text)} "
                  f"characters; {shares}.", greedy=g, sampled=s)
