@@ -138,15 +138,20 @@ def hidden_state_figure(H: np.ndarray, units: np.ndarray, labels: list[str], sta
     units = probe.order_by_first_flip(window, units)
     shown = ["␣" if c == " " else chart_text(c) for c in labels[start:stop]]
     x = list(range(start + 1, stop + 1))
-    fig = go.Figure(go.Heatmap(z=window[:, units].T, x=x, y=[f"unit {u}" for u in units],
-                               colorscale="RdBu", zmid=0, zmin=-1, zmax=1, colorbar=dict(title="h", len=0.8, thickness=12),
+    # The colour bar lies under the chart and the rows are named by number, so on a 390 px phone the 32 columns get
+    # the whole width and each character under its column stays legible.
+    fig = go.Figure(go.Heatmap(z=window[:, units].T, x=x, y=[str(u) for u in units],
+                               colorscale="RdBu", zmid=0, zmin=-1, zmax=1,
+                               colorbar=dict(title=dict(text="activation h", side="top"), orientation="h", thickness=10,
+                                             len=0.6, y=-0.2, yanchor="top"),
                                customdata=[shown] * len(units),
-                               hovertemplate="character %{x}: '%{customdata}'<br>%{y}: %{z:.2f}<extra></extra>"))
-    style(fig, None, f"characters {start + 1}-{stop} of the {len(labels)} read (␣ is a space)", "hidden unit",
-          height=480)
+                               hovertemplate="character %{x}: '%{customdata}'<br>unit %{y}: %{z:.2f}<extra></extra>"))
+    style(fig, None, f"characters {start + 1}-{stop} of the {len(labels)} read (␣ is a space)", "unit",
+          height=520)
     fig.update_layout(xaxis=dict(tickmode="array", tickvals=list(x), ticktext=shown,
-                                 tickangle=0, tickfont=dict(size=11, family="monospace")),
-                      yaxis=dict(autorange="reversed", tickfont=dict(size=10)))
+                                 tickangle=0, tickfont=dict(size=13, family="monospace")),
+                      yaxis=dict(autorange="reversed", tickfont=dict(size=10), type="category"),
+                      margin=dict(l=60, r=10, b=120))
     return fig
 
 
