@@ -453,8 +453,7 @@ def main() -> None:
     exercises.assignment("chapter")
     exercises.hold_figures("chapter")
     ACT_BODIES[act]()
-    if act == 4:
-        exercises.section("chapter")
+    exercises.section("chapter", act)
     cite(ACT_SECTIONS[act])
     st.divider()
     step_buttons(act, "bottom")

@@ -217,6 +217,36 @@ def test_book_long__its_other_setting_rho_1_keeps_lengths():
     assert ex.run({**ex.settings, **ex.other}).answer == "nothing changes"
 
 
+
+def test_book_problem__autograd_through_100_tanh_steps_and_rho_to_the_100():
+    """Independent of gradflow's backward: torch autograd through 100 steps of h = tanh(W h + x), other inputs."""
+    import torch
+    from core.nn import gradflow
+    W = torch.as_tensor(gradflow.recurrent_matrix(32, 1.0, "gaussian", 0))
+    h0 = torch.zeros(32, dtype=torch.float64, requires_grad=True)
+    h, xs = h0, torch.randn(100, 32, dtype=torch.float64, generator=torch.Generator().manual_seed(5))
+    for x in xs:
+        h = torch.tanh(W @ h + x)
+    (g,) = torch.autograd.grad(h.sum() / 32 ** 0.5, h0)
+    assert float(g.norm()) < 1e-3
+    assert answer("book_problem") == "it fades over the steps"
+    rho = np.max(np.abs(np.linalg.eigvals(gradflow.recurrent_matrix(32, 4.0, "gaussian", 0))))
+    assert rho ** 100 > 1e3
+    from core.exercises.bank import BANK
+    ex = BANK["book_problem"]
+    assert ex.run({**ex.settings, **ex.other}).answer == "it explodes over the steps"
+
+
+def test_book_gates__the_forget_gates_product():
+    """Along an LSTM's memory cell each step back multiplies by the forget gate: sigmoid(20)^100 is 1 to 7 digits,
+    sigmoid(0)^100 = 2^-100."""
+    sig = lambda z: 1 / (1 + np.exp(-z))   # noqa: E731
+    assert abs(sig(20.0) ** 100 - 1) < 1e-6 and 0.5 ** 100 < 1e-3
+    assert answer("book_gates") == "it keeps its size"
+    from core.exercises.bank import BANK
+    ex = BANK["book_gates"]
+    assert ex.run({**ex.settings, **ex.other}).answer == "it fades over the steps"
+
 # --- Training and Act 4 (runs of the real loop) --------------------------------------------------------------
 
 @NEEDS_CORPUS

@@ -106,6 +106,13 @@ BANK: dict[str, Exercise] = {e.key: e for e in (
              other={"low": 1.0, "high": 1.0}, other_label="ρ = 1 exactly", url={"kind": "orthogonal", "T": 100,
                                                                                        "use_tanh": False},
              book="RNN section, #3"),
+    Exercise("book_problem", "gradient_flow", "The book's exercise, first half: a problem of this language model. "
+             "Through a tanh RNN with weight scale 1, what happens to a gradient sent back 100 steps?", CHOICE,
+             maths.language_model_problem, {"n": 32, "scale": 1.0, "T": 100, "use_tanh": True},
+             "Each step back multiplies by W_hh and by tanh's slopes, all below 1.",
+             options=(maths.FADES, maths.KEEPS, maths.EXPLODES), other={"scale": 4.0, "use_tanh": False},
+             other_label="scale 4, no tanh", url={"scale": 1.0, "T": 100, "use_tanh": True},
+             book="RNN section, #5"),
     Exercise("gf_power", "gradient_flow", "The book's exercise: a symmetric M has eigenvalues 1.2, 0.9 and 0.5. What "
              "is the largest |eigenvalue| of M^10?", NUMBER, maths.power_eigenvalue,
              {"eigenvalues": [1.2, 0.9, 0.5], "k": 10}, "Apply M to one of its eigenvectors ten times.",
@@ -133,6 +140,13 @@ BANK: dict[str, Exercise] = {e.key: e for e in (
              "In one the model reads the true text; in the other, its own guesses.",
              options=("teacher forcing", "free running", "the same"), other={"epochs": 60},
              other_label="fully trained (60 epochs)", needs_corpus=True, url={"act": 4}),
+    Exercise("book_gates", "chapter", "The book's exercise, second half: how later chapters address the fading "
+             "gradient (the first half is in the Gradient flow lab). An LSTM cell whose forget gate is open (bias 20) and input gate shut: what happens to a gradient sent back 100 "
+             "steps along its memory cell?", CHOICE, models.gated_path,
+             {"h": 16, "T": 100, "forget_bias": 20.0, "input_bias": 20.0},
+             "Along the memory cell, each step back multiplies by the forget gate only.",
+             options=(maths.FADES, maths.KEEPS, maths.EXPLODES), other={"forget_bias": 0.0},
+             other_label="forget-gate bias 0", url={"act": 5}, book="RNN section, #5"),
 )}
 
 

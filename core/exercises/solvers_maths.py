@@ -229,7 +229,7 @@ def clipping_restores(s: dict) -> Solution:
 
 
 def long_sequences(s: dict) -> Solution:
-    """The book's exercise 5: backpropagating through many steps multiplies the gradient by W_hh^T once per step.
+    """The book's exercise 3: backpropagating through many steps multiplies the gradient by W_hh^T once per step.
     'Nothing changes' only where the norm stays 1 (an orthogonal W_hh at ρ = 1); any other ρ shrinks or grows it
     geometrically: by T steps it has vanished (below 1e-3) or exploded (above 1e3), or is on its way there."""
     norms = {scale: float(gradflow.linear_gradient_norms(gradflow.recurrent_matrix(s["n"], scale, "orthogonal", 0),
@@ -295,3 +295,29 @@ def linear_regime(s: dict) -> Solution:
     return Solution(a.regime, f"ρ = {a.rho:.3f}; after {s['T']} steps the linear gradient's norm is "
                               f"{a.linear[-1]:.3g}, which counts as {a.regime}.",
                     {"ρ": a.rho, "norm after T": float(a.linear[-1])})
+
+
+FADES, KEEPS, EXPLODES = "it fades over the steps", "it keeps its size", "it explodes over the steps"
+
+
+def _fate(norm: float) -> str:
+    """What happened to a gradient that started at norm 1, after many steps: below 1e-3 faded, above 1e3 exploded."""
+    return FADES if norm < 1e-3 else EXPLODES if norm > 1e3 else KEEPS
+
+
+def language_model_problem(s: dict) -> Solution:
+    """The book's exercise 5, first half: one problem of this language model, the gradient through many steps of
+    the tanh RNN (the Gradient flow lab's own computation, T steps back)."""
+    a = gradflow.analyse(s["n"], s["scale"], s["T"], use_tanh=s["use_tanh"], input_scale=s.get("input_scale", 1.0))
+    norm = float(a.shown[-1])
+    answer = _fate(norm)
+    through = "through tanh" if s["use_tanh"] else "with no tanh"
+    why = {FADES: "so a token that far back hardly changes what the model learns: the RNN has a state that can carry "
+                  "the whole past, but training cannot teach it to use tokens far back (the vanishing gradient).",
+           EXPLODES: "so one long window can throw the weights far off: the exploding gradient, which clipping tames "
+                     "but does not cure.",
+           KEEPS: "so here it neither fades nor explodes."}[answer]
+    return Solution(answer, f"{s['T']} steps back {through} at weight scale {s['scale']:g} (ρ = {a.rho:.2f}), the "
+                            f"gradient, which starts at norm 1, has norm {norm:.3g}, {a.growth:.3g} per step: {why}",
+                    {"norm after T steps": norm, "per step": a.growth, "ρ": a.rho})
+

@@ -152,3 +152,40 @@ def forcing_or_free(s: dict) -> Solution:
                                                        "It has learnt the passage well enough that its own guesses "
                                                        "are the true text."),
                     {"teacher forcing (%)": 100 * tf.forced_accuracy, "free running (%)": 100 * tf.free_accuracy})
+
+
+# --- The chapter's end: how later chapters answer the RNN's problem ----------------------------------------------
+
+def gated_path(s: dict) -> Solution:
+    """The book's exercise 5, second half: an LSTM's memory cell with its forget gate open (forget bias large) and
+    its input gate shut carries the gradient back over T steps by autograd; with the forget gate at its untrained
+    middle (bias 0, f about 0.5) it fades like a tanh RNN's."""
+    import torch
+    from core.exercises.solvers_maths import _fate
+    torch.manual_seed(0)
+    h = s["h"]
+    cell = torch.nn.LSTMCell(h, h).double()
+    with torch.no_grad():            # torch orders the gates input, forget, cell, output
+        cell.bias_ih[:h] = -s["input_bias"]
+        cell.bias_ih[h:2 * h] = s["forget_bias"]
+        cell.bias_hh.zero_()
+    xs = torch.randn(s["T"], 1, h, dtype=torch.float64)
+    c0 = torch.zeros(1, h, dtype=torch.float64, requires_grad=True)
+    hx, cx = torch.zeros(1, h, dtype=torch.float64), c0
+    for x in xs:
+        hx, cx = cell(x, (hx, cx))
+    g = torch.randn(1, h, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    g = g / g.norm()
+    (grad,) = torch.autograd.grad((cx * g).sum(), c0)
+    norm = float(grad.norm())
+    answer = _fate(norm)
+    f = 1 / (1 + math.exp(-s["forget_bias"]))
+    gate = f"f = 1 - {1 - f:.1e}" if f > 0.999 else f"f ≈ {f:.3g} before its inputs move it"
+    return Solution(answer, f"An LSTM cell with forget-gate bias {s['forget_bias']:g} ({gate}) and input-gate bias "
+                            f"-{s['input_bias']:g}: a gradient of norm 1 on its memory cell, sent back {s['T']} steps "
+                            f"by autograd, has norm {norm:.6g}. The cell's memory is updated by adding, and each step "
+                            "back multiplies the gradient by the forget gate, not by W_hh and tanh's slopes: a "
+                            "network that learns to keep that gate open keeps its long-range gradient. That is the "
+                            "next chapter's answer (GRU and LSTM); attention, later, reaches every earlier token "
+                            "directly.", {"norm after T steps": norm, "forget gate f": f})
+
