@@ -1,4 +1,4 @@
-"""One entry point for the command-line tools: python -m core {verify,train,pretrain,passage,exercises} [options]."""
+"""One entry point for the command-line tools: python -m core {verify,train,pretrain,passage,exercises,notebook} [options]."""
 import os
 import sys
 
@@ -10,6 +10,7 @@ commands:
   pretrain   rebuild the pretrained character RNN in assets/
   passage    rebuild the chapter's stored passage run in assets/ (seconds)
   exercises  check every exercise's grader on a right and a wrong answer
+  notebook   a lab, or an act of the chapter, as a Jupyter notebook at chosen settings (see --help)
 """
 
 
@@ -28,6 +29,8 @@ def main(argv: list[str]) -> int:
         from core.lesson.store import main as run
     elif command == "exercises":
         from core.exercises.cli import main as run
+    elif command == "notebook":
+        from core.notebooks.cli import main as run
     else:
         print(f"unknown command {command!r}\n\n{USAGE}", file=sys.stderr)
         return 2

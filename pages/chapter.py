@@ -22,6 +22,7 @@ from core.runs.record import HistoryRow, Status
 from pages import forecasting, gradient_flow, rnn_cell
 from pages import tokens as tokens_page
 from ui import exercises, passage_run, texts, url_state
+from ui.notebook import download_button
 from ui.common import BOOK, BOOK_URL, cite, deeper, learner_errors, plain
 from ui.chapter_after import after_the_acts
 from ui.run_notice import queued_notice
@@ -449,6 +450,7 @@ def main() -> None:
         "a stored run of that code, which you can retrain); each act ends with a door into the lab that goes "
         "deeper.")
     act = choose_act()
+    download_button("chapter")
     st.header(f"Act {act} · {ACTS[act]}" if act < 5 else ACTS[act])
     exercises.assignment("chapter")
     exercises.hold_figures("chapter")

@@ -10,6 +10,7 @@ import streamlit as st
 from core.sequences import forecast, readings
 from core.labs import Forecasting as Settings, controls_of
 from ui import exercises, url_state
+from ui.notebook import download_button
 from ui.common import cite, controls_beside_view, header, learner_errors, show_source
 from ui.plots import frozen, hline, log_ticks, number_ticks, show, style, x_band
 
@@ -108,6 +109,7 @@ def summary(s: Settings, a: forecast.Analysis) -> str:
 def main() -> None:
     url_state.page("forecasting")
     header("forecasting")
+    download_button("forecasting")
     st.markdown(
         "A sequence model guesses the next value from the values before it. Here the data is a sine wave "
         "buried in noise, and the model is the simplest one there is: a weighted sum of the last "

@@ -8,6 +8,7 @@ import streamlit as st
 from core.nn import gradflow, gradflow_readings as readings
 from core.labs import GradientFlow as Settings, controls_of
 from ui import exercises, url_state
+from ui.notebook import download_button
 from ui.common import cite, controls_beside_view, header, learner_errors, show_source
 from ui.plots import frozen, show, style
 
@@ -137,6 +138,7 @@ additive path controlled by gates, so the signal can pass many steps without bei
 def main() -> None:
     url_state.page("gradflow")
     header("gradient_flow")
+    download_button("gradient_flow")
     st.markdown(
         "Training an RNN sends the error signal backwards through every time step. Each step back multiplies "
         "it by the same recurrent matrix (and, with tanh, by the slope of the activation), so after k steps it "

@@ -11,6 +11,7 @@ import streamlit as st
 from core.nn import cell_demo, param_counts, rnn_ref, verify
 from core.labs import controls_of
 from ui import exercises, url_state
+from ui.notebook import download_button
 from ui.common import cite, header, learner_errors, plain, show_source
 from ui.plots import frozen, show, style
 
@@ -342,6 +343,7 @@ def one_hot_or_embedding(run: cell_demo.WordRun) -> None:
 def main() -> None:
     url_state.page("cell")
     header("rnn_cell")
+    download_button("rnn_cell")
     st.markdown(
         "A recurrent network reads a sequence one token at a time and keeps a **hidden state** H, a small vector "
         "that summarises everything read so far. Each step mixes the new input with the old state through the "

@@ -13,6 +13,7 @@ from core.assets import HELD_OUT_BPC, HELD_OUT_PPL
 from core.nn import probe, sample_readings, sampling
 from core.labs import HIDDEN_SPAN, HIDDEN_WINDOWS, controls_of
 from ui import exercises, model_choice, url_state
+from ui.notebook import download_button
 from ui.common import chart_text, cite, controls_beside_view, header, learner_errors, plain, show_source
 from ui.plots import frozen, show, style
 
@@ -264,6 +265,7 @@ def greedy_vs_sampled(lm, s: Settings, out: sampling.Sample) -> None:
 def main() -> None:
     url_state.page("sampling")
     header("sampling")
+    download_button("sampling")
     st.markdown(
         "A trained language model turns any prefix into a probability for every possible next character. "
         "**Sampling** draws one, feeds it back in, and repeats. The **temperature** T reshapes the distribution "

@@ -15,6 +15,7 @@ from core.text import bpe_merges, corpus, ngrams, readings as text_readings, tok
 from core.nn import param_counts
 from core.labs import BPE_SIZES, controls_of
 from ui import exercises, texts, url_state
+from ui.notebook import download_button
 from ui.common import cite, controls_beside_view, header, learner_errors, plain, show_source
 from ui.plots import frozen, number_ticks, show, style
 
@@ -347,6 +348,7 @@ def warm(stop: threading.Event | None = None) -> None:
 def main() -> None:
     url_state.page("tokens")
     header("tokens")
+    download_button("tokens")
     st.markdown(
         "A language model never sees letters or words, only **token ids**. This lab follows the road from raw "
         "text to ids: clean it, cut it into tokens (single characters, whole words, or subwords learnt by "

@@ -18,6 +18,7 @@ from core.runs.record import HistoryRow, Progress, Status
 from core.runs.config import DATA, FORM_GROUPS, FORM_SETTINGS, PRESETS, SETTINGS, Preset, config_overrides, parse_overrides
 from core import classroom
 from ui import exercises, learner, model_choice, settings_form, sweep, texts, url_state
+from ui.notebook import download_button
 from ui.common import chart_text, cite, header, learner_errors, plain, show_source
 from ui.plots import show, style
 from ui.run_notice import queued_notice
@@ -412,6 +413,7 @@ def partitions() -> None:
 def main() -> None:
     url_state.page("training")
     header("training")
+    download_button("training")
     st.markdown(INTRO)
     cite("9.5 Recurrent Neural Network Implementation from Scratch and 9.6 Concise Implementation")
     exercises.assignment("training")

@@ -1,0 +1,8 @@
+"""Every lab and act as a Jupyter notebook (issue 44): the page's current settings in the first cell, then cells
+that call core and draw the page's figures with plotly, the page's readings built by the same functions, the book's
+section, and the lab's exercises as "predict, then run" cells. The top layer of core: it reads the labs' registry.
+
+  cells.py    a notebook from cells: the settings cell, the exercises, nbformat
+  recipes.py  what each lab and act computes and draws, as code cells
+  cli.py      python -m core notebook LAB [--set KEY=VALUE ...] [--out FILE.ipynb]
+"""

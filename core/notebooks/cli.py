@@ -1,0 +1,65 @@
+"""python -m core notebook LAB [--set KEY=VALUE ...] [--out FILE.ipynb]: a lab (or the chapter, with act=N among its
+settings) as a Jupyter notebook at those settings, the same file the page's "Download as notebook" button gives."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from core.labs import LABS, PAGES, controls_of
+from core.notebooks import cells, recipes
+
+PAGES_WITH_NOTEBOOKS = [p.key for p in LABS] + ["chapter"]
+
+
+def build(page: str, values: dict | None = None):
+    """The notebook of a lab, or of the chapter's act values['act'], at these settings (by setting name)."""
+    if page not in PAGES_WITH_NOTEBOOKS:
+        raise ValueError(f"No notebook for {page!r}: choose one of {', '.join(PAGES_WITH_NOTEBOOKS)}.")
+    settings = cells.settings_of(page, values)
+    act = settings.get("act") if page == "chapter" else None
+    title = f"The chapter, act {act}" if act else PAGES[page].title
+    section = recipes.ACT_SECTIONS[act] if act else recipes.SECTIONS[page]
+    nb_cells = cells.header(title, section, cells.settings_cell(page, settings))
+    nb_cells += recipes.cells_of(page, act) + cells.exercise_cells(page, act)
+    return cells.notebook(nb_cells)
+
+
+def file_name(page: str, values: dict | None = None) -> str:
+    settings = cells.settings_of(page, values)
+    return f"rnnlab-{page}" + (f"-act{settings['act']}" if page == "chapter" else "") + ".ipynb"
+
+
+def parse_sets(page: str, pairs: list[str]) -> dict:
+    """KEY=VALUE pairs (a setting's name or its URL key, e.g. temperature or temp) into values, each parsed and
+    checked by its declaration."""
+    controls = controls_of(page)
+    by_key = {**{s.key: s for s in controls.values()}, **controls}
+    values = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or key.strip() not in by_key:
+            raise ValueError(f"--set takes KEY=VALUE with one of {page}'s settings ({', '.join(controls)}), "
+                             f"got {pair!r}.")
+        s = by_key[key.strip()]
+        values[s.name] = s.parse(raw.strip())
+    return values
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m core notebook", description=__doc__.split("\n\n")[0])
+    parser.add_argument("lab", help=f"one of {', '.join(PAGES_WITH_NOTEBOOKS)}")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a setting (repeatable)")
+    parser.add_argument("--out", help="the file to write (default: rnnlab-LAB.ipynb here)")
+    args = parser.parse_args(argv)
+    try:
+        values = parse_sets(args.lab, args.set) if args.lab in PAGES_WITH_NOTEBOOKS else {}
+        nb = build(args.lab, values)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    out = Path(args.out or file_name(args.lab, values))
+    out.write_text(cells.dumps(nb), encoding="utf-8")
+    print(f"wrote {out} ({len(nb.cells)} cells): open it in Jupyter, or run it with "
+          f"jupyter nbconvert --to notebook --execute {out}")
+    return 0
