@@ -104,3 +104,12 @@ def test_the_readme_stays_a_five_minute_read():
     text = (ROOT / "README.md").read_text()
     assert len(text.splitlines()) <= 300
     assert "docs/performance.md" in text and (ROOT / "docs" / "performance.md").is_file()
+
+
+def test_the_package_ships_every_package_of_core_and_the_assets():
+    """pyproject.toml lists core's packages by hand (setuptools): a new one must be listed, or a wheel leaves it
+    out (core.notebooks was, once)."""
+    import tomllib
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "core").rglob("__init__.py")}
+    assert listed - {"rnnlab_assets"} == found
