@@ -17,10 +17,7 @@ SETUP = """\
 import json
 import numpy as np
 import plotly.graph_objects as go
-import plotly.io as pio
 from IPython.display import Markdown, display
-
-pio.renderers.default = "notebook_connected+plotly_mimetype"
 
 
 def say(*claims):
