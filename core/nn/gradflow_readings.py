@@ -14,8 +14,10 @@ DAMPED = 0.9              # tanh "damps" a gradient when its rate is below 0.9 Ï
 
 
 def times(ratio: float) -> str:
-    """A large ratio as a learner reads it: 860,000 rather than 8.6e+05."""
-    return f"{ratio:,.0f}" if 100 <= ratio < 1e9 else f"{ratio:.3g}"
+    """A number as a learner reads it: 13,900 or 860,000 rather than 1.39e+04 or 8.6e+05; 0.00512; 2.1e-07."""
+    if 100 <= ratio < 1e9:
+        return f"{float(f'{ratio:.3g}'):,.0f}"
+    return f"{ratio:.3g}" if ratio >= 1e-3 or ratio == 0 else f"{ratio:.2g}"
 
 
 def _steps(n: int) -> str:
@@ -30,9 +32,9 @@ def change(norms: np.ndarray) -> Claim:
     total = float(norms[-1] / norms[0])
     name = gradflow.regime(rate)
     if rate > 1:
-        how = f"grows by a factor of {rate:.3g} per step back ({total:.3g} times its size after {_steps(steps)})"
+        how = f"grows by a factor of {rate:.3g} per step back ({times(total)} times its size after {_steps(steps)})"
     elif rate < 1:
-        how = f"shrinks to {rate:.3g} of its size per step back ({total:.3g} after {_steps(steps)})"
+        how = f"shrinks to {rate:.3g} of its size per step back ({times(total)} after {_steps(steps)})"
     else:
         how = f"keeps its size at every step back ({_steps(steps)})"
     return claim(f"gradflow.{name}", f"The gradient {how}: {name}", rate=rate, total=total, steps=steps)
