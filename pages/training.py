@@ -413,7 +413,6 @@ def partitions() -> None:
 def main() -> None:
     url_state.page("training")
     header("training")
-    download_button("training")
     st.markdown(INTRO)
     cite("9.5 Recurrent Neural Network Implementation from Scratch and 9.6 Concise Implementation")
     exercises.assignment("training")
@@ -428,6 +427,7 @@ def main() -> None:
     sweep.take_part({n: SETTINGS[n] for n in FORM_SETTINGS})
     seed_form_from_url(preset)
     source, submitted = settings_form_rows(preset, busy=bool(active))
+    download_button("training")      # after the form: the notebook takes its settings as they are now
     if active:
         st.fragment(run_every=POLL_SECONDS)(progress_where_pressed)()
     if submitted:

@@ -23,7 +23,7 @@ OTHER = {   # one setting other than the defaults for each (small where the lab 
     "rnn_cell": {"word": "unfathomable", "t": 5}, "sampling": {"temperature": 0.0, "length": 60},
     "tokens": {"tokenizer": "word"}, "training": {"preset": "passage"},
 }
-DEFAULTS = {"training": {"preset": "tiny"}}   # the Book preset's default run takes a minute on this CPU
+DEFAULTS = {"training": {"preset": "tiny", "epochs": 1}}   # the Book preset's run takes a minute on this CPU
 CASES = [(lab, DEFAULTS.get(lab, {})) for lab in OTHER] + list(OTHER.items()) + \
     [("chapter", {"act": act}) for act in (1, 2, 3, 4, 5)] + [("chapter", {"act": 1, "tau": 16}),
                                                               ("chapter", {"act": 5, "scale": 1.5})]
@@ -66,7 +66,9 @@ def expected(page: str, s: dict) -> dict:
         from core.nn import gradflow
         a = gradflow.analyse(n=32, scale=s["scale"], T=24)
         return dict(rho=a.rho, growth=a.growth)
-    return {}      # tokens, training, Act 2: read from the corpus or trained; checked for their figures only
+    if page == "training":     # the form's settings over the preset: as many epochs as asked
+        return {"epochs": s["epochs"]} if "epochs" in s else {}
+    return {}      # tokens, Act 2: counted from the corpus; checked for their figures only
 
 
 @pytest.fixture(scope="module")
@@ -131,15 +133,18 @@ def test_every_lab_and_act_has_a_notebook_and_its_exercises():
     assert covered == set(BANK)
 
 
-@pytest.mark.parametrize("lab", ["forecasting", "chapter"])
+@pytest.mark.parametrize("lab", ["forecasting", "chapter", "training"])
 def test_each_page_offers_its_notebook_at_its_settings(lab):
-    """The sidebar's button on a page opened at other settings (AppTest; the browser test downloads one)."""
+    """The sidebar's button on a page opened at other settings (AppTest; the browser test downloads one). The
+    Training lab's comes from its form: the preset and what differs from it."""
     from apptest_util import page as open_page
-    query = {"tau": "8", "sigma": "0"} if lab == "forecasting" else {"act": "5", "scale": "1.5"}
+    query = {"forecasting": {"tau": "8", "sigma": "0"}, "chapter": {"act": "5", "scale": "1.5"},
+             "training": {"preset": "tiny", "lr": "0.05"}}[lab]
     at = open_page(lab, **query).run()
     assert not at.exception
     buttons = [b for b in at.get("download_button") if b.proto.label == "Download as notebook"]
     assert len(buttons) == 1
     said = buttons[0].proto.help.replace("\\", "")
-    assert ("Window τ (tau) = 8, Noise σ (sigma) = 0" in said) if lab == "forecasting" else \
-        ("Act = 5" in said and "= 1.5" in said), said
+    assert {"forecasting": "Window τ (tau) = 8, Noise σ (sigma) = 0" in said,
+            "chapter": "Act = 5" in said and "= 1.5" in said,
+            "training": "= tiny" in said and "= 0.05" in said}[lab], said

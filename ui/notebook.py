@@ -13,8 +13,26 @@ FIXED = {"sampling": {"model": "pretrained"},   # a session's own model stays on
          "tokens": {"source": "timemachine"}}   # an upload stays on the server too
 
 
+def training_values() -> dict:
+    """The Training lab's preset and, from its form, the settings that differ from that preset's (a notebook
+    trains the preset with those changes)."""
+    from core.runs.config import FORM_SETTINGS, PRESETS
+    preset_setting = controls_of("training")["preset"]
+    raw = url_state.current(preset_setting)
+    preset = raw if raw in PRESETS else preset_setting.default
+    base = PRESETS[preset].config
+    changed = {}
+    for name in FORM_SETTINGS:
+        value = st.session_state.get(f"tr.{preset}.{name}", getattr(base, name))   # the form's key: pages/training
+        if value != getattr(base, name):
+            changed[name] = value
+    return {"preset": preset, **changed}
+
+
 def current_values(page: str) -> dict:
     """Every control's value as the page shows it now (the widget's, else the URL's, else its default)."""
+    if page == "training":
+        return training_values()
     values = {}
     for name, s in controls_of(page).items():
         raw = url_state.current(s)
@@ -35,7 +53,7 @@ def download_button(page: str) -> None:
         values, name = {}, cli.file_name(page)
     controls = controls_of(page)
     changed = ", ".join(f"{controls[n].label} = {controls[n].word(v)}" for n, v in values.items()
-                        if v != controls[n].default and n not in FIXED.get(page, {}))
+                        if (v != controls[n].default or page == "training") and n not in FIXED.get(page, {}))
     st.sidebar.download_button(
         "Download as notebook", data=lambda: cells.dumps(cli.build(page, values)), file_name=name,
         mime="application/x-ipynb+json", icon=":material/download:", on_click="ignore", key=f"notebook.{page}",

@@ -143,12 +143,14 @@ say(param_counts.largest_terms(terms))"""),
 ]
 
 TRAINING = [
-    (CODE, """from core.runs.config import PRESETS
+    (CODE, """from dataclasses import replace
+from core.runs.config import PRESETS
 from core.runs.loop import train
 from core.runs import readings
 from core.text.corpus import load_corpus
 
-config = PRESETS[S["preset"]].config
+# the preset, with any other setting in S put over it (as the lab's form does)
+config = replace(PRESETS[S["preset"]].config, **{k: v for k, v in S.items() if k != "preset"})
 print(PRESETS[S["preset"]].note)
 result = train(config, text=load_corpus())    # seconds to minutes on a CPU, by preset
 h = result.history
@@ -157,7 +159,7 @@ fig = go.Figure([go.Scatter(x=[r.epoch for r in h], y=[r.train_ppl for r in h], 
 fig.update_layout(title="Perplexity per epoch", xaxis_title="epoch", yaxis_title="perplexity", yaxis_type="log")
 fig.show()
 say(f"Validation perplexity {h[-1].val_ppl:.2f} after epoch {h[-1].epoch}.", readings.train_above_val(h))"""),
-    (CODE, numbers_cell(["val_ppl=h[-1].val_ppl", "train_ppl=h[-1].train_ppl"])),
+    (CODE, numbers_cell(["val_ppl=h[-1].val_ppl", "train_ppl=h[-1].train_ppl", "epochs=h[-1].epoch"])),
 ]
 
 ACTS = {
