@@ -319,3 +319,13 @@ def test_time_both_says_which_was_faster_by_its_own_seconds():
     assert comparison([slow, CellTiming("scratch", "the loop", 0.29, 5.1)]).kind == "timing.even"
     with pytest.raises(ValueError):
         comparison([slow])
+
+
+def test_time_both_says_how_far_apart_the_perplexities_ended():
+    """'The perplexities differ a little' was written for any two numbers; it is said now only within 10%."""
+    from core.lesson.cell_timing import CellTiming, perplexities
+    close = perplexities([CellTiming("torch", "nn.RNN", 0.3, 5.0), CellTiming("scratch", "the loop", 0.1, 5.3)])
+    assert close.kind == "timing.ppl_close" and "5.00 and 5.30" in close.text
+    apart = perplexities([CellTiming("torch", "nn.RNN", 0.3, 5.0), CellTiming("scratch", "the loop", 0.1, 8.0)])
+    assert apart.kind == "timing.ppl_apart" and "differ by 60%" in apart.text
+

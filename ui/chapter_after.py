@@ -99,8 +99,7 @@ def concise_version(raw: str | None) -> None:
                                     "perplexity after 4 epochs": round(t.perplexity, 2)} for t in timings]),
                      hide_index=True)
         st.caption(f"{cell_timing.comparison(timings)} Seconds per epoch include a validation pass and a sample. "
-                   "The perplexities differ a little because the two draw their random starting weights in a "
-                   "different order.")
+                   f"{cell_timing.perplexities(timings)}")
 
 
 def three_things() -> None:

@@ -273,8 +273,7 @@ def section(lab: str, act: int | None = None) -> None:
     """The lab's Exercises (the assigned one, if any, is drawn at the top of the page instead); on the chapter,
     those of one act (each exercise's url names its act)."""
     assigned_ex = assigned_quietly(lab)
-    exs = [ex for ex in for_lab(lab) if (assigned_ex is None or ex.key != assigned_ex.key)
-           and (act is None or ex.url.get("act") == act)]
+    exs = [ex for ex in for_lab(lab, act) if assigned_ex is None or ex.key != assigned_ex.key]
     if not exs:
         return
     st.header("Exercises")

@@ -9,7 +9,7 @@ from core.notebooks import cells, cli
 from ui import url_state
 from ui.common import plain
 
-FIXED = {"sampling": {"model": "pretrained"},   # a session's own model stays on the server; notebooks use the shipped one
+FIXED = {"sampling": {"model": "pretrained"},   # a session's own model stays on the server: notebooks use the shipped
          "tokens": {"source": "timemachine"}}   # an upload stays on the server too
 
 
@@ -35,11 +35,11 @@ def current_values(page: str) -> dict:
         return training_values()
     values = {}
     for name, s in controls_of(page).items():
-        raw = url_state.current(s)
+        raw = url_state.current(s)            # the widget's value, the URL's text, or None
         try:
-            values[name] = s.default if raw is None else s.parse(raw) if isinstance(raw, str) and s.kind is not str \
-                else s.check(raw)
-        except ValueError:
+            text = isinstance(raw, str) and s.kind is not str
+            values[name] = s.default if raw is None else s.parse(raw) if text else s.check(raw)
+        except ValueError:                    # a bad URL value: the page shows its default, and so does the notebook
             values[name] = s.default
     return {**values, **FIXED.get(page, {})}
 

@@ -87,7 +87,8 @@ def word_vocab(text: str):
 
 
 def vocab(text: str, kind: str, size: int):
-    """The character or word vocabulary, or the BPE tokenizer of `size` tokens, for text (all cached)."""
+    """The character or word vocabulary, or the BPE tokenizer of `size` tokens, for text: core.text.tokens.build_vocab
+    with each kind cached on its own (BPE with its spinner)."""
     return char_vocab(text) if kind == "char" else word_vocab(text) if kind == "word" else bpe(text, size)
 
 

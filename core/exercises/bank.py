@@ -150,5 +150,6 @@ BANK: dict[str, Exercise] = {e.key: e for e in (
 )}
 
 
-def for_lab(lab: str) -> list[Exercise]:
-    return [e for e in BANK.values() if e.lab == lab]
+def for_lab(lab: str, act: int | None = None) -> list[Exercise]:
+    """A lab's exercises; on the chapter with act, those of that act (each names its act in its url)."""
+    return [e for e in BANK.values() if e.lab == lab and (act is None or e.url.get("act") == act)]

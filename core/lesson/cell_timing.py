@@ -56,3 +56,21 @@ def comparison(timings: list[CellTiming]) -> Claim:
                  "so it can come out either way on another machine or under load. They compute the same "
                  "recurrence: the difference is in how each is run, not in the maths.", **numbers)
 
+
+CLOSE = 0.1    # perplexities within 10% of each other "differ a little"
+
+
+def perplexities(timings: list[CellTiming]) -> Claim:
+    """How far apart the two cells' training perplexities ended, and why they are not equal."""
+    if len(timings) != 2:
+        raise ValueError("Compare exactly two timed cells.")
+    a, b = sorted(timings, key=lambda t: t.perplexity)
+    apart = b.perplexity / a.perplexity - 1 if a.perplexity > 0 else float("inf")
+    why = "the two draw their random starting weights in a different order"
+    if apart <= CLOSE:
+        return claim("timing.ppl_close", f"The training perplexities ({a.perplexity:.2f} and {b.perplexity:.2f}) "
+                     f"differ a little because {why}.", apart=apart)
+    return claim("timing.ppl_apart", f"The training perplexities ({a.perplexity:.2f} and {b.perplexity:.2f}) differ "
+                 f"by {100 * apart:.0f}% after these few epochs: {why}, and a run this short has not yet forgotten "
+                 "where it started.", apart=apart)
+

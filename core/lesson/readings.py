@@ -69,9 +69,9 @@ def against_stored(mine: list[HistoryRow], stored: list[HistoryRow]) -> Claim:
              and f"{best_m.val_ppl:.1f}" == f"{best_s.val_ppl:.1f}")
     head = f"Your run ended at {mine[-1].val_ppl:.1f} held out where the stored run ended at {stored[-1].val_ppl:.1f}."
     if agree:
-        return claim("passage.rounding", f"{head} Its training perplexity and lowest held-out point agree to the digits "
-                     "shown: this server rounds some sums differently from the machine that stored the run, and "
-                     "overfitting magnifies the difference.", same=False, agree=True)
+        return claim("passage.rounding", f"{head} Its training perplexity and lowest held-out point agree to the "
+                     "digits shown: this server rounds some sums differently from the machine that stored the run, "
+                     "and overfitting magnifies the difference.", same=False, agree=True)
     return claim("passage.differs", f"{head} Even its training perplexity or lowest point differ, so more than "
                  "rounding has changed since the run was stored (the code or its libraries): `{COMMAND}` stores it "
                  "anew.", same=False, agree=False)

@@ -132,8 +132,8 @@ def through_tanh(a: gradflow.Analysis) -> Claim:
             f"{lin:.3g} (the newest is 1); ")
     if tanh < lin:
         return claim("bptt.tanh_smaller", f"{head}through tanh, whose slopes are all below 1, it is {tanh:.3g}, "
-                     f"{times(lin / tanh)} times smaller, so through tanh the edge between vanishing and exploding sits "
-                     f"at a larger ρ than 1: here the gradient through tanh is {a.regime}.",
+                     f"{times(lin / tanh)} times smaller, so through tanh the edge between vanishing and exploding "
+                     f"sits at a larger ρ than 1: here the gradient through tanh is {a.regime}.",
                      linear=lin, tanh=tanh, rate=a.growth)
     return claim("bptt.tanh_not_smaller", f"{head}through tanh it is {tanh:.3g}, no smaller: here the gradient "
                  f"through tanh is {a.regime}.", linear=lin, tanh=tanh, rate=a.growth)

@@ -1,7 +1,7 @@
 """A notebook from a lab's settings: its first cells (the settings, the imports, the book's section), the recipe's
 cells (core.notebooks.recipes), the lab's exercises as "predict, then run" cells, and the notebook as nbformat
-writes it. Only the standard library here and nbformat when writing: a notebook imports core (the rnnlab package),
-numpy, torch, plotly and tokenizers, nothing of the app."""
+writes it (nbformat is imported only to write). A notebook imports core (the rnnlab package), numpy, torch,
+plotly and tokenizers, nothing of the app."""
 from __future__ import annotations
 
 from dataclasses import asdict
@@ -47,7 +47,7 @@ def settings_cell(page: str, settings: dict) -> str:
 def exercise_cells(page: str, act: int | None = None) -> list[tuple[str, str]]:
     """Each exercise of the page (on the chapter, of the act): the question, a cell for the learner's prediction,
     and a cell that runs the real computation, explains it and asserts the prediction against its answer."""
-    exs = [ex for ex in for_lab(page) if act is None or ex.url.get("act") == act]
+    exs = for_lab(page, act)
     if not exs:
         return []
     cells = [(MD, "## Exercises: predict, then run\n\nWrite your answer in the first cell, then run the second: it "

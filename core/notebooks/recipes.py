@@ -120,8 +120,7 @@ from core.text import corpus, ngrams, readings, tokens
 
 raw = corpus.load_corpus()       # RNNLAB_CORPUS, the cache, or a download (sha1 checked)
 text = corpus.clean(raw, S["cleaning"])
-vocab = {"char": tokens.CharVocab.build, "word": tokens.WordVocab.build,
-         "bpe": lambda t: tokens.train_bpe(t, S["bpe_size"])}[S["tokenizer"]](text)
+vocab = tokens.build_vocab(text, S["tokenizer"], S["bpe_size"])
 ids = vocab.encode(text)
 print(f"{len(text):,} characters, {len(ids):,} tokens, {len(vocab):,} token types")
 curves = [ngrams.zipf_curve(ids, n) for n in (1, 2, 3)]
@@ -226,7 +225,8 @@ SECTIONS = {"forecasting": "9.1 Working with Sequences", "tokens": "9.2 Converti
 
 
 ACT_SECTIONS = {1: "9.1 Working with Sequences", 2: "9.2 and 9.3 (raw text into sequence data, language models)",
-                3: "9.4 Recurrent Neural Networks", 4: "9.5 and 9.7 (an RNN from scratch, backpropagation through time)",
+                3: "9.4 Recurrent Neural Networks",
+                4: "9.5 and 9.7 (an RNN from scratch, backpropagation through time)",
                 5: "9.6 and 9.7 (the concise implementation, backpropagation through time)"}
 
 

@@ -102,11 +102,6 @@ def zipf_fit(curve, first: int = 1, last: int | None = None) -> ZipfFit:
     return ZipfFit(float(-slope), float(intercept), r2, first, last)
 
 
-def zipf_exponent(curve, first: int = 1, last: int | None = None) -> float:
-    """The exponent α of Zipf's law: the slope of the straight line on the log-log plot, negated."""
-    return zipf_fit(curve, first, last).alpha
-
-
 def zipf_reading(curves: list, kind: str) -> Claim:
     """What the frequency-against-rank curves of 1-, 2- and 3-grams show: Zipf's straight line (with its fitted
     exponents) when the 1-gram curve is close to one, else that there are too few token types for it."""

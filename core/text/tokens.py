@@ -239,3 +239,15 @@ def bytes_per_token(vocab, text: str, ids: np.ndarray | None = None) -> float:
         raise ValueError("bytes_per_token needs a non-empty text.")
     ids = vocab.encode(text) if ids is None else ids
     return len(text.encode("utf-8")) / max(1, len(ids))
+
+
+TOKENIZERS = ("char", "word", "bpe")
+
+
+def build_vocab(text: str, kind: str, bpe_size: int = 1024):
+    """The vocabulary of one tokenizer for text: its characters, its words, or a BPE of bpe_size tokens."""
+    if kind not in TOKENIZERS:
+        raise ValueError(f"The tokenizer is one of {', '.join(TOKENIZERS)}, got {str(kind)[:20]!r}.")
+    return CharVocab.build(text) if kind == "char" else WordVocab.build(text) if kind == "word" else \
+        train_bpe(text, bpe_size)
+
