@@ -4,9 +4,13 @@ import threading
 
 import streamlit as st
 
-from core import __version__
-from core.labs import PAGES
-from ui.sidebar import device_label
+from ui import serve
+
+serve.imports_done()   # python -m ui.serve imports torch and the rest while the server starts: wait for them
+
+from core import __version__  # noqa: E402
+from core.labs import PAGES  # noqa: E402
+from ui.sidebar import device_label  # noqa: E402
 
 st.set_page_config(page_title="RNN Lab", page_icon=":material/autorenew:", layout="wide",
                    menu_items={"About": f"RNN Lab {__version__}: an interactive lab for recurrent neural networks."})

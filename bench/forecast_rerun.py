@@ -80,7 +80,7 @@ def server_start_seconds() -> float:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port", str(port),
+    proc = subprocess.Popen([sys.executable, "-m", "ui.serve", "--server.port", str(port),
                              "--server.headless", "true"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         while True:

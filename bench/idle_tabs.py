@@ -42,7 +42,7 @@ def main() -> None:
     from core import classroom
     teacher = classroom.create_class("Idle").teacher_token
     port = free_port()
-    server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port",
+    server = subprocess.Popen([sys.executable, "-m", "ui.serve", "--server.port",
                                str(port), "--server.headless", "true"], cwd=ROOT, stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"

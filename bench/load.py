@@ -57,7 +57,7 @@ class Server:
     def __init__(self, env: dict, extra: list[str] = ()):
         self.port = free_port()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port", str(self.port),
+            [sys.executable, "-m", "ui.serve", "--server.port", str(self.port),
              "--server.headless", "true", "--browser.gatherUsageStats", "false", *extra],
             cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         t0 = time.time()

@@ -32,6 +32,10 @@ class Learner:
         self.values: dict = {}   # widget id -> value set by this learner (sent with every rerun, as browsers do)
         self.fragments: dict[str, str] = {}   # widget id -> the fragment it is drawn in ("" for none)
         self.bytes_in = 0
+        self.auto: dict[str, float] = {}   # fragment id -> seconds: the page's own refreshes (st.fragment run_every)
+        self.page_hash = ""    # the page's script hash, once the server has said it (navigation)
+        self.full_runs = 0   # whole-page runs finished (not a fragment's)
+        self.shown: list[tuple[str, str]] = []   # (element type, its text) of everything the last rerun drew
 
     async def connect(self) -> None:
         self.ws = await websockets.connect(self.url, subprotocols=["streamlit"], max_size=None,
@@ -41,14 +45,17 @@ class Learner:
         if self.ws is not None:
             await self.ws.close()
 
-    async def _rerun(self, states=None, fragment_id: str = "") -> float:
+    async def _rerun(self, states=None, fragment_id: str = "", auto: bool = False) -> float:
         msg = BackMsg()
         cs = msg.rerun_script
         cs.query_string = self.query
         cs.page_name = self.page
+        cs.page_script_hash = self.page_hash   # as the browser sends it: a rerun the page asks for stays on it
         cs.fragment_id = fragment_id
+        cs.is_auto_rerun = auto
         if states is not None:
             cs.widget_states.CopyFrom(states)
+        self.shown = []
         t0 = time.perf_counter()
         await self.ws.send(msg.SerializeToString())
         await self._until_finished()
@@ -65,11 +72,19 @@ class Learner:
                 self._note_widget(fwd.delta)
             elif kind == "page_info_changed":
                 self.query = fwd.page_info_changed.query_string
+            elif kind == "navigation":
+                self.page_hash = fwd.navigation.page_script_hash
+            elif kind == "auto_rerun":
+                self.auto[fwd.auto_rerun.fragment_id] = fwd.auto_rerun.interval
+            elif kind == "stop_auto_rerun":
+                for fragment_id in fwd.stop_auto_rerun.fragment_ids:
+                    self.auto.pop(fragment_id, None)
             elif kind == "script_finished":
                 if fwd.script_finished == ForwardMsg.FINISHED_EARLY_FOR_RERUN:
                     continue   # the server started the run again (the first run of a new server does this)
                 if fwd.script_finished not in FINISHED_OK:
                     self.errors.append(f"script finished with status {fwd.script_finished}")
+                self.full_runs += fwd.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY
                 return
 
     def _note_widget(self, delta) -> None:
@@ -82,6 +97,12 @@ class Learner:
             return
         if kind == "alert":
             self.alerts.append(el.alert.body)
+        text = {"alert": lambda: el.alert.body, "progress": lambda: el.progress.text,
+                "metric": lambda: f"{el.metric.label}: {el.metric.body}", "markdown": lambda: el.markdown.body,
+                "heading": lambda: el.heading.body}.get(kind)
+        if text is not None:
+            self.shown.append((kind, text()))
+        if kind == "alert":
             return
         widget = getattr(el, kind, None)
         wid = getattr(widget, "id", "")
@@ -90,7 +111,7 @@ class Learner:
             self.fragments[wid] = delta.fragment_id   # a widget inside a fragment reruns that fragment only
 
     async def open(self, page: str, query: str = "") -> float:
-        self.page, self.query = page, query
+        self.page, self.query, self.page_hash = page, query, ""
         return await self._rerun()
 
     def _states(self, trigger: str | None = None):
@@ -127,6 +148,19 @@ class Learner:
     async def press(self, key: str) -> float:
         """Click the button with this key and time the rerun it causes."""
         return await self._rerun(self._states(trigger=self._widget(key)[0]))
+
+    async def refresh(self) -> float:
+        """Wait out the shortest of the page's own refresh intervals, then rerun those fragments as the browser
+        does (one rerun each); returns the seconds waited. Without any, waits a second and does nothing."""
+        every = min(self.auto.values(), default=1.0)
+        await asyncio.sleep(every)
+        runs = self.full_runs
+        for fragment_id, interval in list(self.auto.items()):
+            if self.full_runs != runs:   # a fragment reran the whole page: its fragments are new ones
+                break
+            if interval <= every and fragment_id in self.auto:
+                await self._rerun(self._states(), fragment_id, auto=True)
+        return every
 
     async def press_if_there(self, prefix: str) -> None:
         """Click the first button whose key starts with prefix, if the page shows one."""

@@ -20,7 +20,7 @@ from core.runs.loop import train
 
 def seconds_to_stop(cell: str, hidden: int, text: str) -> float:
     cfg = TrainConfig(cell=cell, hidden_size=hidden, batch_size=256, num_steps=64, num_train=512, num_val=64,
-                      epochs=1, sample_length=5)
+                      epochs=1000, sample_length=5)   # never ends before the Stop (the tiny size's steps are short)
     stop, pressed = threading.Event(), []
 
     def press_soon(p):

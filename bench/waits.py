@@ -3,11 +3,20 @@ sliders, and this prints, for each, the seconds to the first visible feedback an
 server and with K simulated learners moving Forecasting's slider at the same time (bench/load.py's websocket
 learners), as one table from one run.
 
-    python bench/waits.py                 # idle, then 20 learners
+    python bench/waits.py                 # 20 learners pressing Train; then idle, then 20 learners moving sliders
     python bench/waits.py --learners 0,5  # other loads
+    python bench/waits.py --learners ""   # the presses only
+
+First, a class pressing Train (--presses K, default 20, within --within seconds, default 10): on a fresh server
+(`python -m ui.serve`, one training slot), K simulated learners (websocket clients, bench/st_client.py, which
+follow the page's own refreshes as a browser does) each open the Training lab at Tiny with one epoch and press
+Train at a random moment of those seconds. Printed: the seconds until each learner's page says where the run is
+(its place in the queue, or that it starts), and until it shows the run's first train perplexity; the median,
+the worst, and each learner's in the order they pressed.
 
 What is timed, from the click or key press:
-- Train (Tiny, 2 epochs): feedback = the run's status line; result = the first epoch's perplexity on screen.
+- Train (Tiny, 2 epochs): feedback = the run's status line; result = the first train perplexity on screen (the line
+  under Train, after the first step).
 - Check on the Training lab's tr_slow exercise (it trains the passage at lr 0.1): feedback = the page's running
   indicator or the grade; result = the grade.
 - Time both (after the acts): feedback = the spinner; result = the timings table.
@@ -28,6 +37,7 @@ NEEDS_CORPUS = True
 
 import argparse
 import asyncio
+import math
 import os
 import re
 import statistics
@@ -162,10 +172,7 @@ def measure_all(base: str, browser, tiny: bool) -> dict[str, tuple[float, float]
     out["Train (Tiny): first epoch on screen"] = timed(
         page, train.click,
         lambda t: page.get_by_text(re.compile(r"tiny #\d+: ")).first.wait_for(timeout=ms(t)),
-        lambda t: page.wait_for_function(
-            "() => [...document.querySelectorAll('[data-testid=stMetric]')].some(m => m.innerText.includes("
-            "'Train perplexity') && /\\d/.test(m.querySelector('[data-testid=stMetricValue]').innerText))",
-            timeout=ms(t)))
+        lambda t: page.get_by_text(re.compile(r"train perplexity \d")).first.wait_for(timeout=ms(t)))
     page.get_by_text(re.compile(r"tiny #\d+: (finished|stopped)")).first.wait_for(timeout=300_000)
     page.close()
     return out
@@ -192,6 +199,59 @@ def teacher_sees(page, base: str, answers: int) -> tuple[float, float]:
     return mid, mid
 
 
+async def one_press(port: int, delay: float, epochs: int) -> dict:
+    """A learner opens the Training lab (Tiny), presses Train after `delay` seconds, and follows the page as the
+    browser does (its fragments' own refreshes): seconds from the press to the first screen that says where the
+    run is (its place in the queue, or that it starts), its place then, and seconds to the first train
+    perplexity on screen (the line under Train)."""
+    from st_client import Learner
+    tab = Learner(port)
+    await tab.connect()
+    try:
+        await tab.open("training", urlencode(query("training", {"preset": "tiny", "epochs": epochs})))
+        await asyncio.sleep(delay)
+        t0 = time.perf_counter()
+        await tab.press("tr.train")
+        said = time.perf_counter() - t0
+        line = next((text for kind, text in tab.shown if "in line" in text), "")
+        place = int(re.search(r"number (\d+) in line", line).group(1)) if line else 0   # 0: trains at once
+        told = any("in line" in text or kind == "progress" for kind, text in tab.shown)
+        while not any(re.search(r"train perplexity:? \d", text, re.I) for kind, text in tab.shown
+                      if kind in ("progress", "metric")):   # the line under Train, or the panel (a run already over)
+            if time.perf_counter() - t0 > 240 or tab.errors:
+                raise RuntimeError(f"no train perplexity within 240 s: {tab.errors or tab.shown} {tab.auto}")
+            await tab.refresh()
+        return {"said": said if told else math.nan, "place": place, "first": time.perf_counter() - t0}
+    finally:
+        await tab.close()
+
+
+async def class_presses(port: int, k: int, within_s: float, epochs: int) -> list[dict]:
+    """K learners, each with a page open, press Train at random moments within `within_s` seconds."""
+    import random
+    rng = random.Random(0)
+    delays = sorted(rng.uniform(0, within_s) for _ in range(k))
+    return await asyncio.gather(*(one_press(port, 2.0 + d, epochs) for d in delays))
+
+
+def report_presses(k: int, within_s: float, epochs: int) -> None:
+    """A fresh server; K learners press Train (Tiny, `epochs` epochs) within `within_s` s; prints the waits."""
+    runs = Path(tempfile.mkdtemp()) / "runs"
+    server = Server(dict(os.environ, RNNLAB_MAX_CPU_RUNS="1", RNNLAB_RUNS_DIR=str(runs), RNNLAB_WARM_UP="0"))
+    try:
+        time.sleep(3)    # the server's spare worker has started (ui.serve); the learners open their pages next
+        got = asyncio.run(class_presses(server.port, k, within_s, epochs))
+    finally:
+        server.stop()
+    firsts, said = [g["first"] for g in got], [g["said"] for g in got]
+    print(f"{k} learners pressing Train (Tiny, {epochs} epoch{'s' if epochs != 1 else ''}) within {within_s:g} s, "
+          f"one server, one training slot: the place in line shown after a median {statistics.median(said):.2f} s "
+          f"(worst {max(said):.2f} s; places {sorted(g['place'] for g in got)}); the first train perplexity on "
+          f"screen after a median {statistics.median(firsts):.1f} s, worst {max(firsts):.1f} s; the first learner "
+          f"{got[0]['first']:.2f} s, the last to press {got[-1]['first']:.1f} s (in order of pressing, place: seconds "
+          + ", ".join(f"{g['place']}: {g['first']:.1f}" for g in got) + ")", flush=True)
+
+
 def training_speed(runs_dir: Path) -> float:
     """Tokens per second of the one run trained on this server (its run.json in the server's store)."""
     from core.runs.record import RunFile
@@ -203,8 +263,15 @@ def main() -> None:
     from playwright.sync_api import sync_playwright
     ap = argparse.ArgumentParser()
     ap.add_argument("--learners", default=size("0,20", "0"))
+    ap.add_argument("--presses", type=int, default=size(20, 2), help="learners pressing Train together (0: none)")
+    ap.add_argument("--within", type=float, default=size(10.0, 1.0), help="seconds in which they all press")
+    ap.add_argument("--press-epochs", type=int, default=1)
     args = ap.parse_args()
-    loads = [int(k) for k in args.learners.split(",")]
+    if args.presses:
+        report_presses(args.presses, args.within, args.press_epochs)
+    loads = [int(k) for k in args.learners.split(",") if k]   # --learners "": the presses only
+    if not loads:
+        return
     tables, speeds = {}, {}
     scratch = tempfile.TemporaryDirectory()
     with sync_playwright() as p:

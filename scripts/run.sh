@@ -13,4 +13,4 @@ if [ -z "${RNNLAB_CORPUS:-}" ] && [ -f ../shared/data/timemachine.txt ]; then
 fi
 
 echo "run.sh: starting RNN Lab on http://localhost:8501 (Ctrl+C stops it) ..."
-exec "$PY" -m streamlit run app.py "$@"
+exec "$PY" -m ui.serve "$@"   # streamlit run app.py, with the training workers started at once

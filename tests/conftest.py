@@ -100,7 +100,7 @@ def app_url(tmp_path_factory):
         env["RNNLAB_CORPUS"] = str(path)
     log = open(tmp_path_factory.mktemp("server") / "streamlit.log", "w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port", str(port),
+        [sys.executable, "-m", "ui.serve", "--server.port", str(port),
          "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false"],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     wait_healthy(port, proc)

@@ -349,7 +349,7 @@ def test_a_cold_start_never_shows_the_pages_folder_as_a_menu(browser, tmp_path):
 
     from conftest import ROOT, _free_port
     port = _free_port()
-    server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port",
+    server = subprocess.Popen([sys.executable, "-m", "ui.serve", "--server.port",
                                str(port), "--server.address", "127.0.0.1", "--server.headless", "true"], cwd=ROOT,
                               env=dict(__import__("os").environ, RNNLAB_CACHE_DIR=str(tmp_path), RNNLAB_WARM_WORKERS="0",
                                        RNNLAB_WARM_UP="0"),
@@ -389,7 +389,7 @@ def test_a_check_that_trains_shows_its_progress_and_cancel_stops_it(browser, tmp
     port = _free_port()
     env = dict(__import__("os").environ, RNNLAB_SHIPPED_ANSWERS="off", RNNLAB_RUNS_DIR=str(tmp_path / "runs"),
                RNNLAB_CORPUS=str(corpus_file), RNNLAB_WARM_WORKERS="0", RNNLAB_WARM_UP="0")
-    server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port",
+    server = subprocess.Popen([sys.executable, "-m", "ui.serve", "--server.port",
                                str(port), "--server.address", "127.0.0.1", "--server.headless", "true"], cwd=ROOT,
                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     page = browser.new_page(viewport={"width": 1280, "height": 900})

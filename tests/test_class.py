@@ -259,3 +259,57 @@ def test_a_warm_pool_hands_over_a_started_worker_and_keeps_one_spare(monkeypatch
     proc = cold.take()
     proc.stdin.close()
     assert proc.wait(timeout=60) == 0 and cold.spare == []
+
+
+class FakeWorker:
+    def __init__(self):
+        self.alive = True
+
+    def poll(self):
+        return None if self.alive else 0
+
+
+def test_the_warm_pool_grows_with_a_burst_of_presses_up_to_the_slots(monkeypatch):
+    """Issue 43: several presses in a burst start several spares, never more than the runs trained at once (nor
+    4); when the presses stop for a minute, the pool keeps only its base size again. Dead spares are replaced."""
+    from core.runs import launchers
+    monkeypatch.setenv("RNNLAB_WARM_WORKERS", "1")
+    now = [0.0]
+    pool = launchers.WarmPool(spawn=FakeWorker, clock=lambda: now[0])
+    pool.slots = 3
+    pool.fill()
+    assert len(pool.spare) == 1
+    first = pool.spare[0]
+    assert pool.take() is first and len(pool.spare) == 1      # one press: one spare behind it
+    pool.take()
+    assert len(pool.spare) == 2                                # two presses within a minute: two spares
+    for _ in range(5):
+        pool.take()
+    assert len(pool.spare) == 3                                # a burst: as many as the slots, no more
+    pool.spare[0].alive = False
+    now[0] = 61.0
+    pool.fill()
+    assert len(pool.spare) == 2 and all(p.alive for p in pool.spare)   # the dead one left; no new one needed
+    taken = pool.take()
+    assert taken.alive and len(pool.spare) == 1               # a minute later: back to the base size
+    pool.slots = 20
+    for _ in range(10):
+        pool.take()
+    assert len(pool.spare) == 4                                # never more than 4, whatever the slots
+    monkeypatch.setenv("RNNLAB_WARM_WORKERS", "0")
+    pool.spare.clear()
+    pool.take()
+    assert pool.spare == []                                    # 0: no spares at all, as asked
+
+
+def test_the_server_starts_its_spare_worker_before_any_page_opens(monkeypatch):
+    """Issue 43: python -m ui.serve fills the pool when runs train in processes, and not for Ray or threads."""
+    from core.runs import launchers
+    filled = []
+    monkeypatch.setattr(launchers.POOL, "fill", lambda: filled.append(1))
+    monkeypatch.delenv("RNNLAB_RAY_ADDRESS", raising=False)
+    for mode, fills in (("process", 1), ("thread", 0), ("ray", 0)):
+        monkeypatch.setenv("RNNLAB_TRAIN_IN", mode)
+        filled.clear()
+        launchers.warm_start()
+        assert len(filled) == fills, mode

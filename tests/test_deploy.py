@@ -43,9 +43,26 @@ def _both_up(url: str, seconds: float = 60) -> bool:
     return seen == {"app1", "app2"}
 
 
+APP_PIDS: list[int] = []   # the class site's two app processes, for the warm-start test
+
+
+def worker_children(pid: int) -> list[int]:
+    """The `python -m core.runs.worker` processes whose parent is pid (Linux's /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_text()
+            cmd = (entry / "cmdline").read_bytes().split(b"\0")
+        except (OSError, ValueError):
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == pid and b"core.runs.worker" in cmd:
+            found.append(int(entry.name))
+    return found
+
+
 @pytest.fixture(scope="module")
 def class_site(tmp_path_factory):
-    """Two `streamlit run app.py` processes with one shared run store, behind HAProxy; yields the proxy's URL."""
+    """Two `python -m ui.serve` (`streamlit run app.py`) processes with one shared run store, behind HAProxy; yields the proxy's URL."""
     haproxy = shutil.which("haproxy") or shutil.which("haproxy", path="/usr/sbin:/usr/local/sbin")
     if haproxy is None:
         pytest.fail("HAProxy is not installed: scripts/test.sh installs it (apt-get install haproxy).")
@@ -58,10 +75,11 @@ def class_site(tmp_path_factory):
         if corpus_path() is not None:
             env["RNNLAB_CORPUS"] = str(corpus_path())
         procs.append(subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port", str(port),
+            [sys.executable, "-m", "ui.serve", "--server.port", str(port),
              "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false"],
             cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         ports.append(port)
+    APP_PIDS[:] = [p.pid for p in procs]
     front = _free_port()
     env = dict(os.environ, LISTEN=f"127.0.0.1:{front}", APP1=f"127.0.0.1:{ports[0]}", APP2=f"127.0.0.1:{ports[1]}")
     procs.append(subprocess.Popen([haproxy, "-db", "-f", str(ROOT / "deploy" / "haproxy.cfg")], env=env,
@@ -94,6 +112,16 @@ def remembered(page, seconds: float = 30) -> None:
 
 def server_of(context) -> str:
     return next(c["value"] for c in context.cookies() if c["name"] == "RNNLAB_SERVER")
+
+
+def test_each_app_process_starts_its_spare_worker_before_any_page_opens(class_site):
+    """Issue 43: `python -m ui.serve` (the deploy's command) starts a training worker with the server, so the first
+    learner's Train press finds one warm, as the hundredth does. Only health checks have reached the apps yet."""
+    for pid in APP_PIDS:
+        deadline = time.time() + 60
+        while not worker_children(pid):
+            assert time.time() < deadline, f"app process {pid} started no spare training worker"
+            time.sleep(0.2)
 
 
 def test_a_run_started_on_one_process_opens_on_the_other(browser, class_site, corpus_file):

@@ -1,4 +1,5 @@
 """AppTest for the RNN cell, Sampling and Training pages."""
+import re
 import time
 from dataclasses import replace
 
@@ -358,3 +359,25 @@ def test_the_one_hot_section_has_its_own_letter_and_does_not_follow_the_step_sli
     assert "the letter 'h' (fed in at step t = 4)" in lookup() and at.query_params["letter"] == "h"
     odd = page("rnn_cell", letter="e").run()   # 'e' ends "machine": it is only ever a target, never fed in
     assert not odd.exception and "the letter 'm' (fed in at step t = 1)" in " ".join(m.value for m in odd.markdown)
+
+
+def test_the_line_under_train_gives_the_first_steps_perplexity(corpus_file):
+    """Issue 43: after Train, the line under the button follows the run four times a second and gives the train
+    perplexity from the first step on (the curves at the top follow once a second)."""
+    from ui.session import job_manager
+    manager = job_manager()
+    at = page("training", preset="tiny", epochs=200, timeout=120).run()
+    at.button(key="tr.train").click().run()
+    job = next(j for j in manager.jobs.values() if j.active)
+    try:
+        while job.progress is None or job.progress.step < 1:
+            time.sleep(0.05)
+        at.run()
+        lines = [e.proto.text for e in at.get("progress")]
+        assert any(re.search(r"tiny #\d+: epoch \d+/200, step \d+/\d+.*train perplexity \d", t) for t in lines), lines
+        assert at.session_state["training.line_every"] == 0.25
+    finally:
+        manager.stop(job.id)
+        job.thread.join(60)
+        for j in list(manager.jobs.values()):
+            manager.forget(j.id)

@@ -289,3 +289,13 @@ def test_stop_lands_inside_a_step(cell):
     result = T.train(cfg, TEXT, on_progress=arm, stop_event=stop)
     assert result.status == "stopped" and "during step 1" in result.message   # inside the step, not after it
     assert result.history[-1].step == 0
+
+
+def test_the_first_step_is_reported_at_once_then_every_report_every_seconds():
+    """Issue 43: Train answers within a step: the first trained step is reported even when the next report is a
+    long way off (report_every), so the page shows a train perplexity after one step, not after a second."""
+    reports = []
+    T.train(TrainConfig(**{**SMALL, "epochs": 2}), TEXT, on_progress=reports.append, report_every=3600.0)
+    steps = [p.step for p in reports]
+    assert steps[:2] == [0, 1] and math.isfinite(reports[1].train_ppl)
+    assert 2 not in steps    # no other report inside an epoch: only epoch ends and the final one follow

@@ -85,7 +85,7 @@ class JobManager:
                  session_alive: Callable[[str], bool] | None = None, abandon_after: float | None = None,
                  mode: str | None = None, clock: Callable[[], float] = time.time):
         self.clock = clock   # the wall clock; a test hands in one it moves itself
-        self.mode = mode or os.environ.get("RNNLAB_TRAIN_IN") or ("ray" if launchers.ray_address() else "process")
+        self.mode = mode or launchers.mode_from_env()
         if self.mode not in MODES:
             raise ValueError(f"RNNLAB_TRAIN_IN must be one of {', '.join(MODES)}, got {self.mode!r}.")
         # the GPUs runs can train on: this machine's, or the Ray cluster's
@@ -97,6 +97,8 @@ class JobManager:
         self.abandon_after = float(os.environ.get("RNNLAB_ABANDON_AFTER_S", "900")) if abandon_after is None \
             else abandon_after
         self.max_queue = int(os.environ.get("RNNLAB_MAX_QUEUE", "20"))
+        if self.mode == "process":   # the warm pool grows up to the runs trained at once, never beyond
+            launchers.POOL.slots = max(1, self.max_cpu + self.max_gpu)
         self.jobs: dict[int, Job] = {}
         self.queue: list[Job] = []   # runs waiting for a free slot, first come first served
         self.lock = threading.Lock()

@@ -27,6 +27,7 @@ from core.runs.record import Progress, Status
 
 PROJECT = Path(__file__).resolve().parents[2]   # where `python -m core.runs.worker` is found
 FOLLOW_EVERY_S = 0.25                             # how often a followed run's folder is read
+FIRST_FOLLOW_S = 0.05                             # ... until its first trained step has been reported
 STALE_S = 600.0                                   # a run nothing has written to for this long has lost its trainer
 
 
@@ -111,39 +112,74 @@ def _spawn() -> subprocess.Popen:
 
 
 class WarmPool:
-    """Worker processes started ahead of time (RNNLAB_WARM_WORKERS, default 1): a Train press hands its request to
-    one that has already paid Python's start and torch's import (1-3 s on a small CPU, far more when busy), and a
-    replacement starts behind it. An idle one costs memory only; it ends when the server does (its stdin closes)."""
+    """Worker processes started ahead of time: a Train press hands its request to one that has already paid
+    Python's start and torch's import (1-3 s on a small CPU, far more when busy), and a replacement starts behind it
+    at once. The server starts RNNLAB_WARM_WORKERS of them (default 1) with itself (ui.serve), before any page
+    opens. The pool grows with demand: it keeps as many spares as runs were taken in the last GROW_WINDOW_S
+    seconds, up to the runs the server trains at once (`slots`, set by the job manager; a queued run waits for a
+    slot anyway) and at most 4 (an idle worker holds a few hundred MB). An idle worker costs memory only; it ends
+    when the server does (its stdin closes, or its parent goes)."""
 
-    def __init__(self):
+    GROW_WINDOW_S = 60.0
+
+    def __init__(self, spawn: Callable[[], subprocess.Popen] | None = None, clock: Callable[[], float] = time.monotonic):
         self.lock = threading.Lock()
         self.spare: list[subprocess.Popen] = []
+        self.taken_at: list[float] = []   # when runs were taken, for the last GROW_WINDOW_S
+        self.slots = 1
+        self.spawn, self.clock = spawn or _spawn, clock
 
     def size(self) -> int:
+        """RNNLAB_WARM_WORKERS: the spares kept when nobody trains (0 to 4)."""
         try:
             return max(0, min(4, int(os.environ.get("RNNLAB_WARM_WORKERS", "1"))))
         except ValueError:
             return 1
 
+    def target(self) -> int:
+        """Spares to keep now: the base size, or the recent demand when it is higher (within the slots, at most 4)."""
+        now = self.clock()
+        self.taken_at = [t for t in self.taken_at if now - t < self.GROW_WINDOW_S]
+        base = self.size()
+        return base if base == 0 else max(base, min(len(self.taken_at), self.slots, 4))
+
+    def _top_up(self) -> None:
+        self.spare = [p for p in self.spare if p.poll() is None]
+        self.spare += [self.spawn() for _ in range(self.target() - len(self.spare))]
+
     def take(self) -> subprocess.Popen:
+        """A started worker (a spare, else a new one), and the spares topped up behind it at once."""
         with self.lock:
+            self.taken_at.append(self.clock())
             while self.spare:
                 proc = self.spare.pop(0)
                 if proc.poll() is None:
                     break
             else:
-                proc = _spawn()
-            self.spare += [_spawn() for _ in range(self.size() - len(self.spare))]
+                proc = self.spawn()
+            self._top_up()
         return proc
 
     def fill(self) -> None:
-        """Start the spare workers now (the web server calls this when it starts its job manager)."""
+        """Start the spare workers now (the server's start and its job manager call this)."""
         with self.lock:
-            self.spare = [p for p in self.spare if p.poll() is None]
-            self.spare += [_spawn() for _ in range(self.size() - len(self.spare))]
+            self._top_up()
 
 
 POOL = WarmPool()
+
+
+def mode_from_env() -> str:
+    """Where runs train, from the environment: RNNLAB_TRAIN_IN, else ray when RNNLAB_RAY_ADDRESS is set, else
+    process."""
+    return os.environ.get("RNNLAB_TRAIN_IN") or ("ray" if ray_address() else "process")
+
+
+def warm_start() -> None:
+    """What a web server does when it starts, before any page opens: the spare training workers, when runs train
+    in processes of their own."""
+    if mode_from_env() == "process":
+        POOL.fill()
 
 
 def in_process(request: dict, device: str) -> ProcessTrainer:
@@ -226,11 +262,12 @@ def follow(token: str, trainer: Trainer, on: Callable[[Message], None], every: f
     """Send on() what the run's folder says until the run ends: a Reported for each new report, then one Saved or
     Ended. A run whose trainer ended without a final state, or that has not moved for stale_s, is marked failed."""
     reader, last_change = store.ProgressReader(store.run_folder(token)), time.time()
+    stepped = False   # read often until the first trained step is in: the learner is waiting for it
     while True:
         why = trainer.ended()   # asked first: a trainer that has ended has written its last state already
         new = reader.read()
         if new is not None:
-            last_change = time.time()
+            last_change, stepped = time.time(), stepped or new.step > 0
             on(Reported(new))
         status, message = store.read_state(token) or (None, "")
         if status is not None and not status.active:
@@ -245,4 +282,4 @@ def follow(token: str, trainer: Trainer, on: Callable[[Message], None], every: f
             store.set_state(token, Status.ERROR, message)
             on(Ended(Status.ERROR, message))
             return
-        time.sleep(every)
+        time.sleep(every if stepped or status == Status.QUEUED else min(every, FIRST_FOLLOW_S))

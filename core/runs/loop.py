@@ -223,7 +223,9 @@ class Run:
                 break
             ce_sum += loss_value * y.numel()
             ce_count += y.numel()
-            if time.perf_counter() - self.last_report >= self.report_every:
+            # the first step is reported at once (the page shows a number within a step of Train), then every
+            # report_every seconds
+            if self.step == 1 or time.perf_counter() - self.last_report >= self.report_every:
                 self.report(epoch - 1, ce_sum / ce_count)
         if ce_count:
             # Stopped by the learner: skip a validation pass that would keep them waiting (slow last time).

@@ -23,13 +23,10 @@ STOP_POLL_S = 0.2   # how often a run looks for its stop file
 
 
 def lower_priority(niceness: int = 10) -> None:
-    """Let the web server go first when both want the CPU: Linux's idle scheduling class where there is one (the
-    run gets only CPU time nothing else wants), and a higher nice value in any case (no-op where the OS does not
-    allow it)."""
-    try:
-        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
-    except (AttributeError, OSError):
-        pass
+    """Let the web server go first when both want the CPU: a higher nice value (no-op where the OS does not allow
+    it). At nice 10 a worker gets about a tenth of a core the server also wants, so a class's reruns keep their
+    pace, and it is never starved: Linux's idle scheduling class, used before, gave a spare worker no CPU at all
+    while a class opened its pages, and the first Train press then waited seconds for its imports (issue 43)."""
     try:
         os.nice(niceness)
     except (AttributeError, OSError):

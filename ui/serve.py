@@ -1,0 +1,53 @@
+"""Serve RNN Lab: `python -m ui.serve [streamlit run's options]` is `streamlit run app.py [options]`, plus what a
+server should have ready before its first learner arrives:
+
+- the spare training workers start with the server (core.runs.launchers.warm_start), so the first Train press
+  hands its run to a worker that has already imported torch, as the hundredth does;
+- the web process imports what every page needs (torch, plotly, pandas, the run machinery) in the background
+  while Streamlit starts, so the first page open does not pay for it.
+
+`streamlit run app.py` still works: then the workers start when the first page opens (ui.session.job_manager).
+"""
+from __future__ import annotations
+
+import sys
+import threading
+from pathlib import Path
+
+APP = Path(__file__).resolve().parents[1] / "app.py"
+
+
+IMPORTING: threading.Thread | None = None   # the imports ahead, while they run
+
+
+def import_ahead() -> None:
+    """The slow imports of a first page open, done before it (errors are left for the page to report)."""
+    try:
+        import core.runs.jobs  # noqa: F401  (torch)
+        import core.labs  # noqa: F401
+        import ui.plots  # noqa: F401
+    except Exception:   # noqa: BLE001 - a page that needs it says what is wrong
+        pass
+
+
+def imports_done() -> None:
+    """Called by app.py before each page runs: wait until the imports ahead are over (at once, after the first
+    seconds), so that no page runs beside a half-imported module."""
+    if IMPORTING is not None:
+        IMPORTING.join()
+
+
+def main(argv: list[str]) -> int:
+    global IMPORTING
+    from core.runs import launchers
+    launchers.warm_start()
+    from streamlit.web import cli   # first: Streamlit imports plotly and pandas itself, in this thread
+    IMPORTING = threading.Thread(target=import_ahead, name="rnnlab-import-ahead", daemon=True)
+    IMPORTING.start()
+    sys.argv = ["streamlit", "run", str(APP), *argv]
+    return cli.main()
+
+
+if __name__ == "__main__":
+    from ui import serve   # this module by its name, where app.py finds IMPORTING (not __main__'s copy)
+    sys.exit(serve.main(sys.argv[1:]))
