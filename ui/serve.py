@@ -3,8 +3,9 @@ server should have ready before its first learner arrives:
 
 - the spare training workers start with the server (core.runs.launchers.warm_start), so the first Train press
   hands its run to a worker that has already imported torch, as the hundredth does;
-- the web process imports what every page needs (torch, plotly, pandas, the run machinery) in the background
-  while Streamlit starts, so the first page open does not pay for it.
+- the web process imports what every page needs beyond Streamlit's own imports (torch, the run machinery, the
+  lab registry, the plot helpers) in the background while Streamlit starts, so the first page open does not pay
+  for it.
 
 `streamlit run app.py` still works: then the workers start when the first page opens (ui.session.job_manager).
 """
