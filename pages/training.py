@@ -206,8 +206,11 @@ def seconds_text(s: float) -> str:
 
 def run_metrics(p: Progress) -> None:
     c = st.columns(6)
-    c[0].metric("Train perplexity", f"{p.train_ppl:.2f}" if math.isfinite(p.train_ppl) else "–")
-    c[1].metric("Validation perplexity", f"{p.val_ppl:.2f}" if math.isfinite(p.val_ppl) else "–")
+    c[0].metric("Train perplexity", f"{p.train_ppl:.2f}" if math.isfinite(p.train_ppl) else "–",
+                help="Over the steps of the epoch in progress so far (a whole epoch's once it ends).")
+    c[1].metric("Validation perplexity", f"{p.val_ppl:.2f}" if math.isfinite(p.val_ppl) else "–",
+                help="On the held-out text, measured at the end of the last finished epoch (epoch 0: before "
+                     "training). Compare it with the train perplexity once an epoch has ended.")
     c[2].metric("Bits per byte", f"{p.val_bpb:.3f}" if math.isfinite(p.val_bpb) else "–")
     c[3].metric("Tokens / s", f"{p.tokens_per_s:,.0f}")
     c[4].metric("Elapsed", seconds_text(p.elapsed))
@@ -260,6 +263,22 @@ def live_panel(running: bool) -> None:
         run_panel()
 
 
+def perplexities_when(p: Progress, epochs: int) -> str:
+    """The two perplexities of a progress report, each with when it was measured: they come from different
+    moments (the train figure from the steps of the epoch in progress, the validation one from the last finished
+    epoch), so side by side without that they would read as a gap between training and held-out text."""
+    per_epoch = p.total_steps // epochs if epochs else 0
+    current = p.epoch + 1 if per_epoch and p.step > p.epoch * per_epoch else p.epoch
+    checked = p.history[-1].epoch if p.history else p.epoch
+    parts = []
+    if math.isfinite(p.train_ppl):
+        parts.append(f"; train perplexity {p.train_ppl:.2f} over epoch {current}'s steps so far")
+    if math.isfinite(p.val_ppl):
+        parts.append(f"; validation perplexity {p.val_ppl:.2f} "
+                     + ("before training" if checked == 0 else f"after epoch {checked}"))
+    return "".join(parts)
+
+
 def progress_where_pressed() -> None:
     """Under the Train button, where the learner is looking: the run's progress in one line, with an estimate
     (its curves and samples are at the top of the page)."""
@@ -276,10 +295,9 @@ def progress_where_pressed() -> None:
         st.progress(0.0, text="Starting the run: preparing the data ...")
         return
     left = f", about {p.eta:.0f} s left" if math.isfinite(p.eta) else ""
-    ppl = "".join(f"; {what} perplexity {value:.2f}" for what, value in (("train", p.train_ppl), ("validation", p.val_ppl))
-                  if math.isfinite(value))
     st.progress(p.step / p.total_steps if p.total_steps else 0.0,
-                text=f"{job.name}: epoch {p.epoch}/{job.config.epochs}, step {p.step}/{p.total_steps}{left}{ppl}. "
+                text=f"{job.name}: epoch {p.epoch}/{job.config.epochs}, step {p.step}/{p.total_steps}{left}"
+                     f"{perplexities_when(p, job.config.epochs)}. "
                      "Its curves and samples are at the top of the page.")
 
 

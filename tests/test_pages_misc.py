@@ -381,3 +381,23 @@ def test_the_line_under_train_gives_the_first_steps_perplexity(corpus_file):
         job.thread.join(60)
         for j in list(manager.jobs.values()):
             manager.forget(j.id)
+
+
+def test_the_line_under_train_says_when_each_perplexity_was_measured():
+    """The train perplexity of a report is the epoch in progress, the validation one the last finished epoch: the
+    line names both moments, so 14 against 28 at step 36 does not read as a gap between train and held-out text."""
+    import math
+    from core.runs.record import HistoryRow, Progress
+    from pages.training import perplexities_when
+    nan = math.nan
+
+    def report(epoch, step, train, val, checked):
+        rows = [HistoryRow(e, e * 76, nan, 27.9, 4.0, 3.3, 1.0, 1.0) for e in range(checked + 1)]
+        return Progress(epoch, 20, step, 1520, train, val, 4.0, 1.0, 1.0, 9.0, "cpu", history=rows)
+
+    assert perplexities_when(report(0, 36, 14.35, 27.91, 0), 20) == \
+        "; train perplexity 14.35 over epoch 1's steps so far; validation perplexity 27.91 before training"
+    assert perplexities_when(report(2, 152, 6.1, 6.0, 2), 20) == \
+        "; train perplexity 6.10 over epoch 2's steps so far; validation perplexity 6.00 after epoch 2"
+    assert perplexities_when(report(2, 160, 6.0, 6.0, 2), 20).startswith("; train perplexity 6.00 over epoch 3's")
+    assert perplexities_when(report(0, 0, nan, nan, 0), 20) == ""
