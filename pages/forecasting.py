@@ -10,8 +10,8 @@ import streamlit as st
 from core.sequences import forecast, readings
 from core.labs import Forecasting as Settings, controls_of
 from ui import exercises, url_state
-from ui.notebook import download_button
-from ui.common import cite, controls_beside_view, header, learner_errors, show_source
+from ui.common import cite, header, show_source
+from ui.lab import lab_fragment
 from ui.plots import frozen, hline, log_ticks, number_ticks, show, style, x_band
 
 
@@ -106,10 +106,23 @@ def summary(s: Settings, a: forecast.Analysis) -> str:
             f"{a.k_mse:.3f}{times}. {readings.rest(a, s.n_train, s.T)}")
 
 
+def view(s: Settings) -> None:
+    """Everything the controls move: the metrics, both figures, the reading and the fitted weights."""
+    exercises.hold_figures("forecasting")
+    x, a, forecasts, horizon = computed(s)
+    metrics(s, a)
+    show(forecasts, summary(s, a), "forecasts")
+    if horizon is not None:
+        show(horizon, horizon_summary(a), "horizon")
+    st.markdown(reading(s, x, a))
+    with st.expander("Fitted weights"):
+        st.write({"bias": round(a.model.bias, 6),
+                  **{f"w{i + 1} (x[t-{s.tau - i}])": round(float(w), 6) for i, w in enumerate(a.model.weights)}})
+
+
 def main() -> None:
     url_state.page("forecasting")
     header("forecasting")
-    download_button("forecasting")
     st.markdown(
         "A sequence model guesses the next value from the values before it. Here the data is a sine wave "
         "buried in noise, and the model is the simplest one there is: a weighted sum of the last "
@@ -118,18 +131,7 @@ def main() -> None:
              r"\hat x_t = w_1 x_{t-\tau} + \dots + w_\tau x_{t-1} + b\end{gathered}")
     cite("9.1 Working with Sequences")
     exercises.assignment("forecasting")
-    s, view = controls_beside_view(controls)
-    with view, learner_errors():
-        exercises.hold_figures("forecasting")
-        x, a, forecasts, horizon = computed(s)
-        metrics(s, a)
-        show(forecasts, summary(s, a), "forecasts")
-        if horizon is not None:
-            show(horizon, horizon_summary(a), "horizon")
-        st.markdown(reading(s, x, a))
-        with st.expander("Fitted weights"):
-            st.write({"bias": round(a.model.bias, 6),
-                      **{f"w{i + 1} (x[t-{s.tau - i}])": round(float(w), 6) for i, w in enumerate(a.model.weights)}})
+    lab_fragment("forecasting", controls, view)
     show_source(forecast.make_series, forecast.fit_ar, forecast.predict_k_step, forecast.mse_by_horizon)
     exercises.section("forecasting")
 

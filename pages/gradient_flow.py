@@ -8,8 +8,8 @@ import streamlit as st
 from core.nn import gradflow, gradflow_readings as readings
 from core.labs import GradientFlow as Settings, controls_of
 from ui import exercises, url_state
-from ui.notebook import download_button
-from ui.common import cite, controls_beside_view, header, learner_errors, show_source
+from ui.common import cite, header, show_source
+from ui.lab import lab_fragment
 from ui.plots import frozen, show, style
 
 REGIME_COLOURS = {"vanishing": "blue", "stable": "green", "exploding": "red"}
@@ -135,10 +135,21 @@ additive path controlled by gates, so the signal can pass many steps without bei
 """
 
 
+def view(s: Settings) -> None:
+    """Everything the controls move: the metrics, the three figures and the notes."""
+    exercises.hold_figures("gradient_flow")
+    a, norms, eigenvalues, clipping = computed(s)
+    metrics(s, a)
+    show(norms, norms_summary(s, a), "norms")
+    c1, c2 = st.columns(2)
+    show(eigenvalues, eigenvalues_summary(a), "eigenvalues", c1)
+    show(clipping, clipping_summary(a, s.theta), "clipping", c2)
+    st.markdown(NOTES.format(saturation=saturation_note()))
+
+
 def main() -> None:
     url_state.page("gradflow")
     header("gradient_flow")
-    download_button("gradient_flow")
     st.markdown(
         "Training an RNN sends the error signal backwards through every time step. Each step back multiplies "
         "it by the same recurrent matrix (and, with tanh, by the slope of the activation), so after k steps it "
@@ -152,16 +163,7 @@ def main() -> None:
                "appears transposed; the norms and eigenvalue sizes are the same either way.")
     cite("9.7 Backpropagation Through Time")
     exercises.assignment("gradient_flow")
-    s, view = controls_beside_view(controls)
-    with view, learner_errors():
-        exercises.hold_figures("gradient_flow")
-        a, norms, eigenvalues, clipping = computed(s)
-        metrics(s, a)
-        show(norms, norms_summary(s, a), "norms")
-        c1, c2 = st.columns(2)
-        show(eigenvalues, eigenvalues_summary(a), "eigenvalues", c1)
-        show(clipping, clipping_summary(a, s.theta), "clipping", c2)
-        st.markdown(NOTES.format(saturation=saturation_note()))
+    lab_fragment("gradient_flow", controls, view)
     show_source(gradflow.recurrent_matrix, gradflow.linear_gradient_norms, gradflow.tanh_gradient_norms,
                 gradflow.regime)
     exercises.section("gradient_flow")

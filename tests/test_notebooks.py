@@ -135,8 +135,9 @@ def test_every_lab_and_act_has_a_notebook_and_its_exercises():
 
 @pytest.mark.parametrize("lab", ["forecasting", "chapter", "training"])
 def test_each_page_offers_its_notebook_at_its_settings(lab):
-    """The sidebar's button on a page opened at other settings (AppTest; the browser test downloads one). The
-    Training lab's comes from its form: the preset and what differs from it."""
+    """The page's button (in the sidebar, or under the controls of a lab drawn as a fragment) on a page opened at
+    other settings (AppTest; the browser test downloads one). The Training lab's comes from its form: the preset
+    and what differs from it."""
     from apptest_util import page as open_page
     query = {"forecasting": {"tau": "8", "sigma": "0"}, "chapter": {"act": "5", "scale": "1.5"},
              "training": {"preset": "tiny", "lr": "0.05"}}[lab]

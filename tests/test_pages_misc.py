@@ -401,3 +401,39 @@ def test_the_line_under_train_says_when_each_perplexity_was_measured():
         "; train perplexity 6.10 over epoch 2's steps so far; validation perplexity 6.00 after epoch 2"
     assert perplexities_when(report(2, 160, 6.0, 6.0, 2), 20).startswith("; train perplexity 6.00 over epoch 3's")
     assert perplexities_when(report(0, 0, nan, nan, 0), 20) == ""
+
+
+@pytest.mark.parametrize("lab", ["forecasting", "gradient_flow"])
+def test_every_control_of_a_fragment_lab_is_drawn_inside_its_fragment(monkeypatch, lab):
+    """Issue 43 (a class moving a slider together): moving a control of these labs reruns their fragment only
+    (ui.lab), so every control must be drawn inside it, and the notebook download, which carries their values,
+    must sit there too and not in the sidebar, where a fragment's rerun would leave it stale."""
+    import streamlit
+    from core.labs import controls_of
+    from ui import url_state
+    inside, drawn = [0], {}
+    real_fragment, real_draw = streamlit.fragment, url_state.draw
+
+    def recording(func=None, **kw):
+        if func is None:
+            return lambda f: recording(f, **kw)
+
+        def run(*args, **kwargs):
+            inside[0] += 1
+            try:
+                return func(*args, **kwargs)
+            finally:
+                inside[0] -= 1
+        run.__module__, run.__qualname__ = func.__module__, func.__qualname__
+        return real_fragment(run, **kw)
+
+    def draw(s, **kw):
+        drawn[s.name] = inside[0] > 0
+        return real_draw(s, **kw)
+    monkeypatch.setattr(streamlit, "fragment", recording)
+    monkeypatch.setattr(url_state, "draw", draw)
+    at = page(lab).run()
+    assert not at.exception
+    assert drawn == {name: True for name in controls_of(lab)}
+    buttons = [b for b in at.get("download_button") if b.proto.label == "Download as notebook"]
+    assert len(buttons) == 1 and not [b for b in at.sidebar.get("download_button")]

@@ -89,13 +89,16 @@ def header(key: str) -> Page:
     return entry
 
 
-def controls_beside_view(controls: Callable[[], T]) -> tuple[T, DeltaGenerator]:
+def controls_beside_view(controls: Callable[[], T],
+                         below: Callable[[], None] | None = None) -> tuple[T, DeltaGenerator]:
     """The labs' layout: a narrow column of controls (controls() draws them and returns the settings) beside a
-    wide view column. Returns the settings and the view column."""
+    wide view column. Returns the settings and the view column. below() draws under the controls."""
     left, view = st.columns([1, 3], gap="large")
     with left, st.container(key="lab-controls"):   # on a phone: a scrolling panel right above the view (app.py)
         st.subheader("Controls")
         settings = controls()
+        if below is not None:
+            below()
     return settings, view
 
 

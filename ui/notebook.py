@@ -44,8 +44,9 @@ def current_values(page: str) -> dict:
     return {**values, **FIXED.get(page, {})}
 
 
-def download_button(page: str) -> None:
-    """In the sidebar: this page at its current settings as a notebook (.ipynb)."""
+def download_button(page: str, where=None) -> None:
+    """This page at its current settings as a notebook (.ipynb): in the sidebar, or where (e.g. under a lab's
+    controls, in the fragment that redraws them)."""
     values = current_values(page)
     try:
         name = cli.file_name(page, values)
@@ -54,7 +55,7 @@ def download_button(page: str) -> None:
     controls = controls_of(page)
     changed = ", ".join(f"{controls[n].label} = {controls[n].word(v)}" for n, v in values.items()
                         if (v != controls[n].default or page == "training") and n not in FIXED.get(page, {}))
-    st.sidebar.download_button(
+    (where or st.sidebar).download_button(
         "Download as notebook", data=lambda: cells.dumps(cli.build(page, values)), file_name=name,
         mime="application/x-ipynb+json", icon=":material/download:", on_click="ignore", key=f"notebook.{page}",
         help="This page at its current settings as a Jupyter notebook: the same computations, figures, readings "
