@@ -13,8 +13,8 @@ from core.assets import HELD_OUT_BPC, HELD_OUT_PPL
 from core.nn import probe, sample_readings, sampling
 from core.labs import HIDDEN_SPAN, HIDDEN_WINDOWS, controls_of
 from ui import exercises, model_choice, url_state
-from ui.notebook import download_button
-from ui.common import chart_text, cite, controls_beside_view, header, learner_errors, plain, show_source
+from ui.common import chart_text, cite, header, plain, show_source
+from ui.lab import lab_fragment
 from ui.plots import frozen, show, style
 
 
@@ -262,10 +262,22 @@ def greedy_vs_sampled(lm, s: Settings, out: sampling.Sample) -> None:
     st.caption(plain(f"{sample_readings.greedy(greedy_out.text, sampled_text)} {odd}", 2000))   # a model's text
 
 
+def view(s: Settings) -> None:
+    """Everything the controls move: the model's caption, the next-token figure, the sample and its sections."""
+    exercises.hold_figures("sampling")
+    lm = model_choice.get(s.model)
+    model_caption(lm, s.model)
+    out = generated_text(lm, s)
+    st.subheader("What comes next?")
+    show(*next_token_view(model_key(s.model, lm), s.prefix, s.temperature, lm), "next-token")
+    hidden_state_section(lm, s, out)
+    score_section(lm, s.model)
+    greedy_vs_sampled(lm, s, out)
+
+
 def main() -> None:
     url_state.page("sampling")
     header("sampling")
-    download_button("sampling")
     st.markdown(
         "A trained language model turns any prefix into a probability for every possible next character. "
         "**Sampling** draws one, feeds it back in, and repeats. The **temperature** T reshapes the distribution "
@@ -274,18 +286,7 @@ def main() -> None:
     st.latex(r"p_T(c) = \frac{\exp(o_c / T)}{\sum_{c'} \exp(o_{c'} / T)}")
     cite("9.5 Recurrent Neural Network Implementation from Scratch (prediction)")
     exercises.assignment("sampling")
-    with learner_errors():
-        s, view = controls_beside_view(controls)
-    with view, learner_errors():
-        exercises.hold_figures("sampling")
-        lm = model_choice.get(s.model)
-        model_caption(lm, s.model)
-        out = generated_text(lm, s)
-        st.subheader("What comes next?")
-        show(*next_token_view(model_key(s.model, lm), s.prefix, s.temperature, lm), "next-token")
-        hidden_state_section(lm, s, out)
-        score_section(lm, s.model)
-        greedy_vs_sampled(lm, s, out)
+    lab_fragment("sampling", controls, view)
     show_source(sampling.sample, sampling.distribution, probe.score_text)
     exercises.section("sampling")
 

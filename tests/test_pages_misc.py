@@ -403,7 +403,7 @@ def test_the_line_under_train_says_when_each_perplexity_was_measured():
     assert perplexities_when(report(0, 0, nan, nan, 0), 20) == ""
 
 
-@pytest.mark.parametrize("lab", ["forecasting", "gradient_flow"])
+@pytest.mark.parametrize("lab", ["forecasting", "sampling", "gradient_flow"])
 def test_every_control_of_a_fragment_lab_is_drawn_inside_its_fragment(monkeypatch, lab):
     """Issue 43 (a class moving a slider together): moving a control of these labs reruns their fragment only
     (ui.lab), so every control must be drawn inside it, and the notebook download, which carries their values,

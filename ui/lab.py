@@ -1,4 +1,4 @@
-"""A lab's controls and the view they move, drawn as one fragment (Forecasting, Gradient flow)."""
+"""A lab's controls and the view they move, drawn as one fragment (Forecasting, Sampling, Gradient flow)."""
 from __future__ import annotations
 
 from typing import Callable, TypeVar
