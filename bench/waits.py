@@ -169,7 +169,7 @@ def measure_all(base: str, browser, tiny: bool) -> dict[str, tuple[float, float]
     train = page.get_by_role("button", name="Train", exact=True)
     train.wait_for(timeout=60_000)
     quiet(page)
-    out["Train (Tiny): first epoch on screen"] = timed(
+    out["Train (Tiny): first train perplexity on screen"] = timed(
         page, train.click,
         lambda t: page.get_by_text(re.compile(r"tiny #\d+: ")).first.wait_for(timeout=ms(t)),
         lambda t: page.get_by_text(re.compile(r"train perplexity \d")).first.wait_for(timeout=ms(t)))
@@ -236,13 +236,14 @@ async def class_presses(port: int, k: int, within_s: float, epochs: int) -> list
 
 def report_presses(k: int, within_s: float, epochs: int) -> None:
     """A fresh server; K learners press Train (Tiny, `epochs` epochs) within `within_s` s; prints the waits."""
-    runs = Path(tempfile.mkdtemp()) / "runs"
-    server = Server(dict(os.environ, RNNLAB_MAX_CPU_RUNS="1", RNNLAB_RUNS_DIR=str(runs), RNNLAB_WARM_UP="0"))
-    try:
-        time.sleep(3)    # the server's spare worker has started (ui.serve); the learners open their pages next
-        got = asyncio.run(class_presses(server.port, k, within_s, epochs))
-    finally:
-        server.stop()
+    with tempfile.TemporaryDirectory() as scratch:
+        runs = Path(scratch) / "runs"
+        server = Server(dict(os.environ, RNNLAB_MAX_CPU_RUNS="1", RNNLAB_RUNS_DIR=str(runs), RNNLAB_WARM_UP="0"))
+        try:
+            time.sleep(3)    # the server's spare worker has started (ui.serve); the learners open their pages next
+            got = asyncio.run(class_presses(server.port, k, within_s, epochs))
+        finally:
+            server.stop()
     firsts, said = [g["first"] for g in got], [g["said"] for g in got]
     print(f"{k} learners pressing Train (Tiny, {epochs} epoch{'s' if epochs != 1 else ''}) within {within_s:g} s, "
           f"one server, one training slot: the place in line shown after a median {statistics.median(said):.2f} s "

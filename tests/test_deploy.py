@@ -62,7 +62,8 @@ def worker_children(pid: int) -> list[int]:
 
 @pytest.fixture(scope="module")
 def class_site(tmp_path_factory):
-    """Two `python -m ui.serve` (`streamlit run app.py`) processes with one shared run store, behind HAProxy; yields the proxy's URL."""
+    """Two `python -m ui.serve` (`streamlit run app.py`) processes with one shared run store, behind HAProxy;
+    yields the proxy's URL."""
     haproxy = shutil.which("haproxy") or shutil.which("haproxy", path="/usr/sbin:/usr/local/sbin")
     if haproxy is None:
         pytest.fail("HAProxy is not installed: scripts/test.sh installs it (apt-get install haproxy).")

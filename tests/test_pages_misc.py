@@ -11,6 +11,16 @@ from apptest_util import has_subheader, metric, page, rerun_until, sampling_with
 from core.runs.config import PRESETS
 
 
+def forget_runs(manager, stop=None) -> None:
+    """Stop this run and wait for it (if given), then forget every run: AppTest sessions share one session id, so a
+    test that trains starts and ends with none."""
+    if stop is not None:
+        manager.stop(stop.id)
+        stop.thread.join(60)
+    for job in list(manager.jobs.values()):
+        manager.forget(job.id)
+
+
 def test_cell_page_defaults_and_stepping():
     at = page("rnn_cell").run()
     assert not at.exception and not at.error
@@ -157,8 +167,7 @@ def test_a_run_opens_from_the_store_after_a_server_restart(corpus_file):
         assert float(metric(at, "Validation perplexity")) == pytest.approx(job.result.final.val_ppl, abs=0.01)
         assert any(b.label == "Download run (.zip: weights, JSON, CSV)" for b in at.get("download_button"))
     finally:
-        for j in list(manager.jobs.values()):
-            manager.forget(j.id)
+        forget_runs(manager)
 
 
 def test_sampling_page_with_a_session_bpe_model():
@@ -236,8 +245,7 @@ def test_an_idle_training_page_schedules_no_reruns(monkeypatch, corpus_file):
         return real(func, run_every=run_every, **kw) if func is not None else real(run_every=run_every, **kw)
     monkeypatch.setattr(streamlit, "fragment", recording)
     from ui.session import job_manager
-    for job in list(job_manager().jobs.values()):   # AppTest sessions share one id: start with no run
-        job_manager().forget(job.id)
+    forget_runs(job_manager())
     at = page("training", preset="tiny", timeout=120).run()
     assert not at.exception and not any(intervals)
     at.button[0].click().run()  # Train: now the panel refreshes while the run goes
@@ -246,8 +254,7 @@ def test_an_idle_training_page_schedules_no_reruns(monkeypatch, corpus_file):
     intervals.clear()
     at.run()
     assert not any(intervals)   # finished: no more refreshing
-    for job in list(job_manager().jobs.values()):
-        job_manager().forget(job.id)
+    forget_runs(job_manager())
 
 
 def test_an_out_of_range_number_in_the_form_is_named_not_ignored():
@@ -266,8 +273,7 @@ def test_a_learner_behind_another_run_is_queued_and_told_so(corpus_file):
     from core.runs.config import PRESETS
     from ui.session import job_manager
     manager = job_manager()
-    for job in list(manager.jobs.values()):
-        manager.forget(job.id)
+    forget_runs(manager)
     other = manager.submit(replace(PRESETS["tiny"].config, epochs=200), corpus_file.read_text(), "another learner")
     try:
         while other.progress is None or other.progress.epoch < 1:   # its own estimate of the time left
@@ -281,10 +287,7 @@ def test_a_learner_behind_another_run_is_queued_and_told_so(corpus_file):
         assert not manager.queue and not at.exception
         assert any("cancelled before it started" in shown(s) for s in [*at.success, *at.info, *at.warning])
     finally:
-        manager.stop(other.id)
-        other.thread.join(60)
-        for job in list(manager.jobs.values()):
-            manager.forget(job.id)
+        forget_runs(manager, stop=other)
 
 
 def test_settings_that_do_nothing_are_greyed_with_the_reason():
@@ -377,10 +380,7 @@ def test_the_line_under_train_gives_the_first_steps_perplexity(corpus_file):
         assert any(re.search(r"tiny #\d+: epoch \d+/200, step \d+/\d+.*train perplexity \d", t) for t in lines), lines
         assert at.session_state["training.line_every"] == 0.25
     finally:
-        manager.stop(job.id)
-        job.thread.join(60)
-        for j in list(manager.jobs.values()):
-            manager.forget(j.id)
+        forget_runs(manager, stop=job)
 
 
 def test_the_line_under_train_says_when_each_perplexity_was_measured():
