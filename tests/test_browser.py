@@ -221,17 +221,29 @@ def settled(page: Page) -> None:
 
 
 def test_chart_labels_never_overlap_on_a_desktop(page: Page, app_url):
+    """Acts 1 and 4, then every lab that draws charts reached by the menu, as a learner does (a page reached by the
+    menu keeps the app's scripts loaded, where a new address would load them all again)."""
     from conftest import corpus_path
     shown = [lab for lab in labs() if lab.charts and (corpus_path() is not None or not lab.corpus_charts)]
-    tabs = {f"/{lab.key}": lab.charts_tab for lab in shown}
-    for path in ["/?act=1", "/?act=4", *tabs]:
-        page.goto(app_url + path)
-        expect(page.locator("h1").first).to_be_visible(timeout=30_000)
-        if tabs.get(path):   # its charts are on another tab of the lab
-            page.get_by_role("tab", name=tabs[path]).click()
+
+    def no_overlaps(where: str, tab: str = "") -> None:
+        if tab:   # its charts are on another tab of the lab
+            page.get_by_role("tab", name=tab).click()
         expect(page.locator("[data-testid='stPlotlyChart']:visible").first).to_be_visible(timeout=30_000)
         settled(page)
-        assert page.evaluate(OVERLAPS) == [], path
+        assert page.evaluate(OVERLAPS) == [], where
+
+    page.goto(app_url + "/?act=1")
+    expect(page.get_by_role("heading", name=re.compile("Act 1"))).to_be_visible(timeout=30_000)
+    no_overlaps("act 1")
+    page.goto(app_url + "/?act=4")
+    expect(page.get_by_role("heading", name=re.compile("Act 4"))).to_be_visible(timeout=30_000)
+    no_overlaps("act 4")
+    for lab in shown:
+        page.locator("[data-testid='stSidebarNav']").get_by_text(lab.title, exact=True).click()
+        expect(page.get_by_role("heading", name=re.compile(lab.title))).to_be_visible(timeout=30_000)
+        expect(page).to_have_url(re.compile(rf"/{lab.key}(\?|$)"), timeout=30_000)
+        no_overlaps(lab.key, lab.charts_tab)
 
 
 # Counts every moment (each batch of changes to the page) at which an equation is on screen without app.py's phone
@@ -330,7 +342,8 @@ def test_two_learners_train_at_once_and_both_finish(browser, app_url, corpus_fil
     back = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
     back.goto(address)                                     # ... and comes back to the run's address
     expect(back.get_by_text("tiny #1: queued")).to_be_visible(timeout=30_000)
-    first.get_by_role("button", name="Stop", exact=True).click()
+    # the page's own Stop, not Streamlit's header button of the same name (shown while a script run is under way)
+    first.locator("[data-testid='stMain']").get_by_role("button", name="Stop", exact=True).click()
     expect(first.get_by_text("tiny #1: stopped")).to_be_visible(timeout=60_000)
     expect(first.locator("[data-testid='stMetric']", has_text="Validation perplexity")).to_be_visible()
     expect(back.get_by_text("tiny #1: finished")).to_be_visible(timeout=180_000)
