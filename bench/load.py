@@ -6,7 +6,7 @@ K = 1, 5, 10, 20, without and with a training run in progress, and with one or m
     python bench/load.py --servers 1,2            # also two processes, learners split between them (as the
                                                   # sticky proxy in deploy/ does), with the ratios
     python bench/load.py --compare-defaults       # also Streamlit's defaults for what config.toml changes
-    python bench/load.py --page sampling --key sampling.temperature --values 0.5,1,1.5
+    python bench/load.py --page sampling --key sampling.temp --values 0.5,1,1.5
     python bench/load.py --learners 20,40 --no-training
 
 A learner waits for its rerun to finish, thinks 0.5-1.5 s, then moves the slider again (a real learner moves a
