@@ -40,11 +40,17 @@ def test_home_and_forecasting(page: Page, app_url, shots_dir):
     page.screenshot(path=str(shots_dir / "forecasting.png"), full_page=True)
 
 
+def by_menu(page: Page, title: str) -> None:
+    """Open a page from the sidebar menu, as a learner does: the browser session (its answers) and the app's loaded
+    scripts stay, where a new address would load them all again."""
+    page.locator("[data-testid='stSidebarNav']").get_by_text(title, exact=True).click()
+    expect(page.get_by_role("heading", name=re.compile(re.escape(title)))).to_be_visible(timeout=30_000)
+
+
 def open_lab(page: Page, app_url: str, title: str) -> None:
     page.goto(app_url)
     expect(page.get_by_role("heading", name=re.compile("RNN Lab"))).to_be_visible(timeout=30_000)
-    page.locator("[data-testid='stSidebarNav']").get_by_text(title, exact=True).click()
-    expect(page.get_by_role("heading", name=re.compile(title))).to_be_visible(timeout=30_000)
+    by_menu(page, title)
 
 
 def test_text_cell_and_gradient_pages(page: Page, app_url, shots_dir):
@@ -136,16 +142,12 @@ def test_exercises_in_two_labs_update_the_overview(page: Page, app_url, shots_di
         card.get_by_role("button", name="Check", exact=True).click()
         expect(page.get_by_text(re.compile(f"You answered {re.escape(option)}\\."))).to_be_visible(timeout=30_000)
 
-    def go(title: str) -> None:  # the sidebar keeps this browser session (and its answers)
-        page.locator("[data-testid='stSidebarNav']").get_by_text(title, exact=True).click()
-        expect(page.get_by_role("heading", name=re.compile(title))).to_be_visible(timeout=30_000)
-
     open_lab(page, app_url, "Gradient flow")
     answer("Weight scale 1.5, no tanh", "exploding")
-    go("RNN cell")
+    by_menu(page, "RNN cell")
     answer("A one-hot input row times W_xh", "a column of W_xh")
     expect(page.get_by_text(re.compile(r"Not quite: the run says a row of W_xh"))).to_be_visible()
-    go("Exercises")
+    by_menu(page, "Exercises")
     box = page.locator("[data-testid='stMetric']", has_text="Answered")
     expect(box.locator("[data-testid='stMetricValue']")).to_have_text(f"2 of {len(BANK)}", timeout=15_000)
     no_exception(page)
@@ -221,8 +223,7 @@ def settled(page: Page) -> None:
 
 
 def test_chart_labels_never_overlap_on_a_desktop(page: Page, app_url):
-    """Acts 1 and 4, then every lab that draws charts reached by the menu, as a learner does (a page reached by the
-    menu keeps the app's scripts loaded, where a new address would load them all again)."""
+    """Acts 1 and 4, then every lab that draws charts, reached by the menu (by_menu)."""
     from conftest import corpus_path
     shown = [lab for lab in labs() if lab.charts and (corpus_path() is not None or not lab.corpus_charts)]
 
@@ -233,15 +234,12 @@ def test_chart_labels_never_overlap_on_a_desktop(page: Page, app_url):
         settled(page)
         assert page.evaluate(OVERLAPS) == [], where
 
-    page.goto(app_url + "/?act=1")
-    expect(page.get_by_role("heading", name=re.compile("Act 1"))).to_be_visible(timeout=30_000)
-    no_overlaps("act 1")
-    page.goto(app_url + "/?act=4")
-    expect(page.get_by_role("heading", name=re.compile("Act 4"))).to_be_visible(timeout=30_000)
-    no_overlaps("act 4")
+    for act in (1, 4):
+        page.goto(app_url + f"/?act={act}")
+        expect(page.get_by_role("heading", name=re.compile(f"Act {act}"))).to_be_visible(timeout=30_000)
+        no_overlaps(f"act {act}")
     for lab in shown:
-        page.locator("[data-testid='stSidebarNav']").get_by_text(lab.title, exact=True).click()
-        expect(page.get_by_role("heading", name=re.compile(lab.title))).to_be_visible(timeout=30_000)
+        by_menu(page, lab.title)
         expect(page).to_have_url(re.compile(rf"/{lab.key}(\?|$)"), timeout=30_000)
         no_overlaps(lab.key, lab.charts_tab)
 
