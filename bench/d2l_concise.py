@@ -1,12 +1,12 @@
 """The book's own concise RNN run (d2l 1.0.3's RNN, RNNLM, TimeMachine and Trainer: the chapter's 'concise
 implementation' section), timed as a whole process. Only the d2l package is used; nothing of it is copied here.
 
-    python bench/d2l_concise.py [--epochs 100]
+    python bench/d2l_concise.py [--epochs 100] [--gpu]
 
 Needs the d2l package (pip install d2l==1.0.3 --no-deps, plus matplotlib, matplotlib-inline, pandas and
 requests); torchvision, which d2l imports but an RNN never uses, is stood in for when it is missing. The corpus
 is RNNLAB_CORPUS's file (d2l finds it by its sha1 and downloads nothing). Its progress plot is turned off (no
-notebook to draw in). Prints one line: seconds in the process, validation perplexity.
+notebook to draw in). --gpu trains on the first GPU, as d2l's Trainer(num_gpus=1) does. Prints one line: seconds in the process, validation perplexity.
 bench/train_speed.py --d2l runs this beside RNN Lab's run, interleaved.
 """
 
@@ -40,7 +40,7 @@ def import_d2l():
     return d2l
 
 
-def main(epochs: int) -> tuple[float, float]:
+def main(epochs: int, gpus: int = 0) -> tuple[float, float]:
     import torch
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from core.text.corpus import find_corpus
@@ -58,11 +58,12 @@ def main(epochs: int) -> tuple[float, float]:
     rnn = d2l.RNN(num_inputs=len(data.vocab), num_hiddens=32)
     model = d2l.RNNLM(rnn, vocab_size=len(data.vocab), lr=1)
     model.board.display = False
-    trainer = d2l.Trainer(max_epochs=epochs, gradient_clip_val=1, num_gpus=0)
+    trainer = d2l.Trainer(max_epochs=epochs, gradient_clip_val=1, num_gpus=gpus)
     trainer.fit(model, data)
     total, count = 0.0, 0
     with torch.no_grad():
         for X, Y in data.val_dataloader():
+            X, Y = trainer.prepare_batch((X, Y))   # onto the GPU when it trained there
             total += float(model.loss(model(X), Y)) * Y.numel()
             count += Y.numel()
     return time.perf_counter() - START, math.exp(total / count)
@@ -71,5 +72,7 @@ def main(epochs: int) -> tuple[float, float]:
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--epochs", type=int, default=100)
-    seconds, ppl = main(ap.parse_args().epochs)
+    ap.add_argument("--gpu", action="store_true", help="train on the first GPU")
+    args = ap.parse_args()
+    seconds, ppl = main(args.epochs, 1 if args.gpu else 0)
     print(f"d2l concise: {seconds:.2f} s, validation perplexity {ppl:.3f}")

@@ -1,6 +1,6 @@
 """Where a training run's time goes, and how far it is from the floor.
 
-    python bench/train_profile.py [--preset book] [--repeats 3] [--threads N]
+    python bench/train_profile.py [--preset book] [--repeats 3] [--threads N] [--device cuda]
 
 Prints the run's wall time split into its phases: Python start and imports (a fresh process), preparing the data,
 the training steps' forward pass with the output layer and loss, their backward pass, clipping, the optimizer
@@ -8,6 +8,9 @@ step, the validation passes, the samples, and saving the run. The phases inside 
 the functions the loop calls (the numbers it computes do not change). Beside them stands the floor: the
 run's floating-point work, counted from its shapes, divided by this CPU's measured matrix-multiply speed at the
 run's own sizes, plus the import time no run can avoid. Medians over --repeats runs.
+On a GPU (--device cuda) each phase's clock is read after torch.cuda.synchronize(), so a phase holds the GPU
+work it queued; those waits make the profiled run a little slower than a plain one. CUDA's start-up (context,
+kernels) is timed apart, before the runs.
 """
 
 # tests/test_benches.py runs this bench at a tiny size (RNNLAB_BENCH_TINY=1) with each argument list here
@@ -34,25 +37,33 @@ from core.runs.saved import save_run
 PHASES = ("forward, output layer and loss", "backward", "clipping", "optimizer step", "validation", "samples")
 
 
+def clock(device: str) -> float:
+    """The wall clock, once the GPU has finished what was queued on it (on the CPU: the wall clock)."""
+    if device == "cuda":
+        torch.cuda.synchronize()
+    return time.perf_counter()
+
+
 class Timer:
     """Adds up the wall time spent inside wrapped functions, by phase."""
 
-    def __init__(self):
+    def __init__(self, device: str = "cpu"):
         self.seconds = {p: 0.0 for p in PHASES}
+        self.device = device
 
     def wrap(self, phase, fn):
         def timed(*args, **kwargs):
-            t0 = time.perf_counter()
+            t0 = clock(self.device)
             try:
                 return fn(*args, **kwargs)
             finally:
-                self.seconds[phase] += time.perf_counter() - t0
+                self.seconds[phase] += clock(self.device) - t0
         return timed
 
 
 def profiled_run(config, data):
     """One run with its phases timed; returns (seconds in train(), seconds by phase, the result)."""
-    timer = Timer()
+    timer = Timer(config.device)
     step_loss = timer.wrap(PHASES[0], loop.RNNLM.training_loss)
 
     def training_loss(*args, **kwargs):  # the forward phase; the backward() it returns is the backward phase
@@ -66,9 +77,9 @@ def profiled_run(config, data):
     for (owner, name, phase), fn in zip(patched, originals):
         setattr(owner, name, training_loss if phase is None else timer.wrap(phase, fn))
     try:
-        t0 = time.perf_counter()
+        t0 = clock(config.device)
         result = loop.train(config, data=data)
-        total = time.perf_counter() - t0
+        total = clock(config.device) - t0
     finally:
         for (owner, name, _), fn in zip(patched, originals):
             setattr(owner, name, fn)
@@ -118,16 +129,24 @@ def main() -> None:
     ap.add_argument("--preset", default="book")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--threads", type=int, default=0, help="CPU threads (default: torch's choice)")
+    ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     args = ap.parse_args()
+    if args.device == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("--device cuda: PyTorch sees no CUDA GPU here")
     if args.threads:
         torch.set_num_threads(args.threads)
-    config = replace(PRESETS[args.preset].config, device="cpu", epochs=size(PRESETS[args.preset].config.epochs, 2))
+    preset = PRESETS[args.preset].config
+    config = replace(preset, device=args.device, epochs=size(preset.epochs, 2))
     compile_bytecode()   # as a second run or the Docker image starts (see common.compile_bytecode)
     imports = statistics.median(import_seconds() for _ in range(size(args.repeats, 1)))
     text = load_corpus()
     t0 = time.perf_counter()
     data = prepare_data(config, text)
     prep = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    if args.device == "cuda":   # the CUDA context and the run's kernels, once per process
+        loop.train(replace(config, epochs=1), data=data)
+    cuda_start = time.perf_counter() - t0
     runs = [profiled_run(config, data) for _ in range(size(args.repeats, 1))]
     total = statistics.median(r[0] for r in runs)
     phases = {p: statistics.median(r[1][p] for r in runs) for p in PHASES}
@@ -138,16 +157,23 @@ def main() -> None:
     rest = total - sum(phases.values())
     wall = imports + prep + total + save
     threads = torch.get_num_threads()
-    print(f"{args.preset} preset, {config.epochs} epochs on the CPU ({threads} thread{'s' if threads > 1 else ''}), "
+    where = (f"the GPU ({torch.cuda.get_device_name()})" if args.device == "cuda"
+             else f"the CPU ({threads} thread{'s' if threads > 1 else ''})")
+    print(f"{args.preset} preset, {config.epochs} epochs on {where}, "
           f"median of {len(runs)} runs; validation perplexity {runs[0][2].final.val_ppl:.3f}")
     rows = [("Python start and imports (a fresh process)", imports), ("preparing the data", prep),
             *phases.items(), ("the rest of the loop (batches, bookkeeping)", rest), ("saving the run", save)]
     for name, seconds in rows:
         print(f"  {name:<46} {seconds:7.2f} s  {100 * seconds / wall:5.1f}%")
     print(f"  {'the whole run':<46} {wall:7.2f} s")
+    if args.device == "cuda":   # products this small are bound by kernel launches, not by arithmetic
+        print(f"  before the runs, not counted above: CUDA start-up and a one-epoch warm-up, {cuda_start:.2f} s")
+        print("floor: none on a GPU; at these sizes its time goes to launching kernels, not to arithmetic")
+        return
     flops, rate, floor = floor_seconds(config, data)
-    print(f"floor: {flops / 1e9:.0f} GFLOP of matrix products at {rate:.1f} GFLOP/s (this CPU, the run's sizes) = "
-          f"{floor:.2f} s, plus {imports:.2f} s of imports = {floor + imports:.2f} s; the run takes "
+    print(f"floor: {flops / 1e9:.0f} GFLOP of matrix products at {rate:.1f} GFLOP/s "
+          f"(this CPU, the run's sizes) = {floor:.2f} s, plus {imports:.2f} s of imports = {floor + imports:.2f} s; "
+          f"the run takes "
           f"{wall / (floor + imports):.1f}x the floor")
 
 

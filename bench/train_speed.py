@@ -14,6 +14,7 @@ backward pass), measured in one run.
                                             # `python -m core train --preset book` against the d2l package's
                                             # own concise run (bench/d2l_concise.py in the interpreter PYTHON,
                                             # one that has d2l installed); medians and their ratio
+    python bench/train_speed.py --d2l PYTHON --device cuda  # the same, both on the GPU
 """
 
 # tests/test_benches.py runs this bench at a tiny size (RNNLAB_BENCH_TINY=1) with each argument list here
@@ -56,11 +57,13 @@ def timed_process(cmd: list[str]) -> tuple[float, float]:
     return seconds, float(found[-1])
 
 
-def against_d2l(d2l_python: str, rounds: int) -> None:
-    """RNN Lab's book preset and d2l's concise run as whole processes, one after the other, `rounds` times."""
+def against_d2l(d2l_python: str, rounds: int, device: str = "cpu") -> None:
+    """RNN Lab's book preset and d2l's concise run as whole processes, one after the other, `rounds` times, both
+    on `device` (cpu, or cuda: d2l's Trainer on its first GPU)."""
     epochs = str(size(100, 2))
-    ours = [sys.executable, "-m", "core", "train", "--preset", "book", "--device", "cpu", "--set", f"epochs={epochs}"]
+    ours = [sys.executable, "-m", "core", "train", "--preset", "book", "--device", device, "--set", f"epochs={epochs}"]
     theirs = [d2l_python, str(Path(__file__).with_name("d2l_concise.py")), "--epochs", epochs]
+    theirs += ["--gpu"] if device == "cuda" else []
     compile_bytecode()    # both sides start from compiled bytecode (d2l's was compiled when pip installed it)
     timed_process(ours)   # warm-up: the disk cache, not either run's cost
     rows = {"RNN Lab": [], "d2l concise": []}
@@ -83,9 +86,10 @@ if __name__ == "__main__":
     ap.add_argument("--paths", default="rnn,scratch,book", help="with --seeds: which of rnn, scratch, book")
     ap.add_argument("--d2l", metavar="PYTHON", help="an interpreter with d2l installed: whole processes side by side")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"), help="with --d2l: where both train")
     args = ap.parse_args()
     if args.d2l:
-        against_d2l(args.d2l, size(args.rounds, 1))
+        against_d2l(args.d2l, size(args.rounds, 1), args.device)
         raise SystemExit(0)
     data = prepare_data(PRESETS["book"].config, load_corpus())
     run("rnn", data, epochs=1)  # warm-up: first-use imports and allocations are not the paths' cost

@@ -134,13 +134,15 @@ def test_training_page_runs_on_the_gpu(corpus_file):
 
 
 def test_one_gpu_run_at_a_time_and_a_cpu_run_beside_it():
+    """Another learner's GPU run waits in the queue while the GPU's one slot is taken; a CPU run starts beside
+    it; the queued run starts on the GPU by itself once the first one stops."""
     from core.runs.jobs import JobManager
     manager = JobManager(max_cpu=1)  # max_gpu defaults to one run per visible GPU
     assert manager.max_gpu == torch.cuda.device_count()
     first = manager.submit(TrainConfig(**dict(SMALL, epochs=500)), TEXT, "s1")
     try:
-        with pytest.raises(ValueError, match="limit"):
-            manager.submit(TrainConfig(**SMALL), TEXT, "s2")
+        second = manager.submit(TrainConfig(**dict(SMALL, epochs=1)), TEXT, "s2")
+        assert second.status == "queued" and manager.position(second) == 1
         beside = manager.submit(TrainConfig(**dict(SMALL, device="cpu", epochs=1)), TEXT, "s2")
         beside.thread.join(60)
         assert beside.status == "finished" and beside.result.device == "cpu"
@@ -148,6 +150,11 @@ def test_one_gpu_run_at_a_time_and_a_cpu_run_beside_it():
         manager.stop(first.id)
         first.thread.join(30)
     assert first.status == "stopped" and first.result.device.startswith("cuda")
+    for _ in range(600):   # polled: the queued run starts when the slot frees, then trains its one epoch
+        if second.status == "finished":
+            break
+        threading.Event().wait(0.1)
+    assert second.status == "finished" and second.result.device.startswith("cuda")
 
 
 def test_sampling_page_with_a_model_trained_on_the_gpu():
