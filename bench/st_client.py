@@ -149,6 +149,10 @@ class Learner:
         """Click the button with this key and time the rerun it causes."""
         return await self._rerun(self._states(trigger=self._widget(key)[0]))
 
+    async def reload(self) -> float:
+        """The whole page run again with the widgets as they are (as a browser's reload keeps the session)."""
+        return await self._rerun(self._states())
+
     async def refresh(self) -> float:
         """Wait out the shortest of the page's own refresh intervals, then rerun those fragments as the browser
         does (one rerun each); returns the seconds waited. Without any, waits a second and does nothing."""

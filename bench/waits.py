@@ -16,7 +16,7 @@ the worst, and each learner's in the order they pressed.
 
 What is timed, from the click or key press:
 - Train (Tiny, 2 epochs): feedback = the run's status line; result = the first train perplexity on screen (the line
-  under Train, after the first step).
+  under Train, after the first step, or the run's panel when the run ended between two draws of the page).
 - Check on the Training lab's tr_slow exercise (it trains the passage at lr 0.1): feedback = the page's running
   indicator or the grade; result = the grade.
 - Time both (after the acts): feedback = the spinner; result = the timings table.
@@ -55,6 +55,7 @@ from load import Round, Server, one_learner  # noqa: E402
 from core.labs import query  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
+BLANK_RELOAD_S = 10.0   # a simulated learner whose page refreshes draw nothing for this long reloads it
 
 
 class Background:
@@ -172,7 +173,9 @@ def measure_all(base: str, browser, tiny: bool) -> dict[str, tuple[float, float]
     out["Train (Tiny): first train perplexity on screen"] = timed(
         page, train.click,
         lambda t: page.get_by_text(re.compile(r"tiny #\d+: ")).first.wait_for(timeout=ms(t)),
-        lambda t: page.get_by_text(re.compile(r"train perplexity \d")).first.wait_for(timeout=ms(t)))
+        lambda t: page.get_by_text(re.compile(r"train perplexity \d")).or_(   # the line under Train, or the
+            page.get_by_test_id("stMetric").filter(has_text=re.compile(r"Train perplexity\s*\d"))  # panel: a run
+        ).first.wait_for(timeout=ms(t)))                                            # over between two draws
     page.get_by_text(re.compile(r"tiny #\d+: (finished|stopped)")).first.wait_for(timeout=300_000)
     page.close()
     return out
@@ -216,12 +219,21 @@ async def one_press(port: int, delay: float, epochs: int) -> dict:
         line = next((text for kind, text in tab.shown if "in line" in text), "")
         place = int(re.search(r"number (\d+) in line", line).group(1)) if line else 0   # 0: trains at once
         told = any("in line" in text or kind == "progress" for kind, text in tab.shown)
+        blank_since, reloads = None, 0
         while not any(re.search(r"train perplexity:? \d", text, re.I) for kind, text in tab.shown
                       if kind in ("progress", "metric")):   # the line under Train, or the panel (a run already over)
             if time.perf_counter() - t0 > 240 or tab.errors:
                 raise RuntimeError(f"no train perplexity within 240 s: {tab.errors or tab.shown} {tab.auto}")
-            await tab.refresh()
-        return {"said": said if told else math.nan, "place": place, "first": time.perf_counter() - t0}
+            await asyncio.wait_for(tab.refresh(), 60)
+            blank_since = None if tab.shown else blank_since or time.perf_counter()
+            if blank_since and time.perf_counter() - blank_since > BLANK_RELOAD_S:
+                # This websocket client, unlike a browser, can lose step with a page that reruns itself from a
+                # fragment (st.rerun) while its other fragment refreshes: its refreshes then draw nothing. A
+                # learner would reload; so does it, and the report counts it.
+                await asyncio.wait_for(tab.reload(), 60)
+                blank_since, reloads = None, reloads + 1
+        return {"said": said if told else math.nan, "place": place, "first": time.perf_counter() - t0,
+                "reloads": reloads}
     finally:
         await tab.close()
 
@@ -250,7 +262,10 @@ def report_presses(k: int, within_s: float, epochs: int) -> None:
           f"(worst {max(said):.2f} s; places {sorted(g['place'] for g in got)}); the first train perplexity on "
           f"screen after a median {statistics.median(firsts):.1f} s, worst {max(firsts):.1f} s; the first learner "
           f"{got[0]['first']:.2f} s, the last to press {got[-1]['first']:.1f} s (in order of pressing, place: seconds "
-          + ", ".join(f"{g['place']}: {g['first']:.1f}" for g in got) + ")", flush=True)
+          + ", ".join(f"{g['place']}: {g['first']:.1f}" for g in got) + ")"
+          + (f"; {sum(g['reloads'] for g in got)} reload(s) of a page whose refreshes drew nothing for "
+             f"{BLANK_RELOAD_S:g} s (the client lost step with the page, see one_press)"
+             if any(g["reloads"] for g in got) else ""), flush=True)
 
 
 def training_speed(runs_dir: Path) -> float:
