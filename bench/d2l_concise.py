@@ -6,7 +6,8 @@ implementation' section), timed as a whole process. Only the d2l package is used
 Needs the d2l package (pip install d2l==1.0.3 --no-deps, plus matplotlib, matplotlib-inline, pandas and
 requests); torchvision, which d2l imports but an RNN never uses, is stood in for when it is missing. The corpus
 is RNNLAB_CORPUS's file (d2l finds it by its sha1 and downloads nothing). Its progress plot is turned off (no
-notebook to draw in). --gpu trains on the first GPU, as d2l's Trainer(num_gpus=1) does. Prints one line: seconds in the process, validation perplexity.
+notebook to draw in). --gpu trains on the first GPU, as d2l's Trainer(num_gpus=1) does. Prints one line:
+seconds in the process, validation perplexity.
 bench/train_speed.py --d2l runs this beside RNN Lab's run, interleaved.
 """
 

@@ -16,6 +16,7 @@ from core.nn.models import ModelSpec, RNNLM
 from core.nn.sampling import sample
 from core.runs.config import TrainConfig
 from registry import cells
+from test_training import wait_for
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU visible")
 
@@ -150,10 +151,7 @@ def test_one_gpu_run_at_a_time_and_a_cpu_run_beside_it():
         manager.stop(first.id)
         first.thread.join(30)
     assert first.status == "stopped" and first.result.device.startswith("cuda")
-    for _ in range(600):   # polled: the queued run starts when the slot frees, then trains its one epoch
-        if second.status == "finished":
-            break
-        threading.Event().wait(0.1)
+    wait_for(lambda: second.status == "finished")   # it starts when the slot frees, then trains its one epoch
     assert second.status == "finished" and second.result.device.startswith("cuda")
 
 
