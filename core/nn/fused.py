@@ -2,9 +2,9 @@
 hand-written backward pass through time, as torch.autograd.Functions (layer after layer).
 
 On a small CPU the per-operation overhead of a generic RNN dominates (dozens of tiny kernels per time
-step). Here the forward pass is one in-place addmm and one in-place tanh per step, the backward pass three
-small operations per step (h², then two in place), and the weight gradients are single large matrix products
-over all steps.
+step). Here the forward pass is one in-place addmm and one in-place sigmoid per step (tanh written through the
+sigmoid, see _recur), the backward pass three small operations per step (h², then two in place), and the weight
+gradients are single large matrix products over all steps.
 With one-hot inputs the first layer looks its input projections up by token id, and training one such layer
 runs as a single Function with the output layer and loss (token_rnn_loss), so no gradient is copied between them.
 core.nn.verify checks it against nn.RNN's autograd to 1e-6 in float64, and the single Function against the
@@ -18,16 +18,33 @@ from torch import nn
 from core.nn.interrupt import poll
 
 
+def _doubled(xw: torch.Tensor, w_hh: torch.Tensor) -> torch.Tensor:
+    """The loop's input for input projections xw (T, B, h): 2 xw_0 at the first step, and 2 xw_t - 2 (1 W_hh^T)
+    after it (see _recur). One pass; the first row is exactly twice xw_0."""
+    hs = torch.add(w_hh.sum(1).mul_(-2.0), xw, alpha=2.0)
+    torch.mul(xw[0], 2.0, out=hs[0])
+    return hs
+
+
 def _recur(hs: torch.Tensor, h0: torch.Tensor | None, w_hh: torch.Tensor) -> torch.Tensor:
-    """In place: hs holds the input projections (T, B, h) on entry and the states on exit; h0 None is the zero
-    state. W_hh^T is copied into its own contiguous matrix first: the product with a transposed view is slower
-    (15% of this loop at 32 x 128), and the numbers are the same."""
-    h, w_t = (h0 if h0 is not None else hs.new_zeros(hs.shape[1:])), w_hh.t().contiguous()
-    for t, row in enumerate(hs.unbind(0)):                 # views of the time steps, made in one call
+    """In place: hs holds the loop's input from _doubled (T, B, h) on entry and the states on exit; h0 None is
+    the zero state. The step is H_t = tanh(A_t) with A_t = xw_t + H_{t-1} W_hh^T, computed as 2 S_t - 1 with
+    S_t = sigmoid(2 A_t): torch's CPU tanh is several times slower than its sigmoid on some CPUs (it goes
+    through MKL's vector maths, which takes a slow path on AMD processors). With H = 2S - 1 the doubled
+    pre-activation is 2 A_t = (2 xw_t - 2 (1 W_hh^T)) + S_{t-1} (4 W_hh^T): still one product and one
+    activation a step, and the scalings by 2 and 4 are exact. After the loop one pass turns S into H.
+    W_hh^T is copied into its own contiguous matrix: the product with a transposed view is slower (15% of this
+    loop at 32 x 128)."""
+    w4 = w_hh.t().mul(4.0)                                 # contiguous, exactly 4 W_hh^T
+    rows = hs.unbind(0)                                    # views of the time steps, made in one call
+    if h0 is not None:
+        rows[0].addmm_(h0, w4, alpha=0.5)                  # 2 A_0 = 2 xw_0 + h0 (2 W_hh^T)
+    s = rows[0].sigmoid_()
+    for t in range(1, len(rows)):
         if t % 8 == 0:
             poll()                                         # a Stop lands within a few steps (core.nn.interrupt)
-        h = row.addmm_(h, w_t).tanh_()
-    return hs
+        s = rows[t].addmm_(s, w4).sigmoid_()
+    return hs.sub_(0.5).mul_(2.0)                          # H = 2 (S - 1/2), the same number as 2 S - 1
 
 
 SMALL_STATES = 1 << 18   # states of up to 2^18 numbers (T x B x h; 1 MiB in float32): all squares in one operation
@@ -69,11 +86,14 @@ def _backprop(d_hs: torch.Tensor, hs: torch.Tensor, h0: torch.Tensor | None, w_h
 
 
 def _token_states(ids: torch.Tensor, w_ih: torch.Tensor, bias: torch.Tensor, h0: torch.Tensor, w_hh: torch.Tensor):
-    """Layer 0 over one-hot tokens given as ids (T, B): X_t W_ih^T + b is row ids[t] of (W_ih^T + b), a lookup.
-    Returns the flat ids and all states (T, B, h)."""
-    flat = ids.reshape(-1)
-    table = (w_ih.t() + bias).contiguous()  # (V, h), one row per token
-    return flat, _recur(table.index_select(0, flat).view(*ids.shape, -1), h0, w_hh)
+    """Layer 0 over one-hot tokens given as ids (T, B): X_t W_ih^T + b is row ids[t] of (W_ih^T + b), a lookup
+    (of _doubled's rows, from a doubled table). Returns the flat ids and all states (T, B, h)."""
+    flat, batch = ids.reshape(-1), ids.shape[1]
+    table = (w_ih.t() + bias).contiguous().mul_(2.0)   # (V, h), one row per token: 2 xw for a token
+    hs = table.new_empty(flat.shape[0], table.shape[1])
+    torch.index_select(table, 0, flat[:batch], out=hs[:batch])                       # the first step: 2 xw
+    torch.index_select(table.sub_(w_hh.sum(1).mul_(2.0)), 0, flat[batch:], out=hs[batch:])   # 2 xw - 2 (1 W^T)
+    return flat, _recur(hs.view(*ids.shape, -1), h0, w_hh)
 
 
 def _token_grads(d_a: torch.Tensor, flat: torch.Tensor, vocab: int):
@@ -87,7 +107,7 @@ class _TanhRNN(torch.autograd.Function):
     def forward(ctx, xw: torch.Tensor, h0: torch.Tensor | None, w_hh: torch.Tensor) -> torch.Tensor:
         """xw: (T, B, h) input projections with both biases added; h0: (B, h), or None for zeros; w_hh: (h, h) as
         in nn.RNN (the step is H_t = tanh(xw_t + H_{t-1} w_hh^T)). Returns all states (T, B, h)."""
-        hs = _recur(xw.clone(memory_format=torch.contiguous_format), h0, w_hh)
+        hs = _recur(_doubled(xw, w_hh), h0, w_hh)
         ctx.save_for_backward(hs, h0, w_hh)
         return hs
 
