@@ -40,7 +40,8 @@ from core.runs.loop import train
 
 def run(cell: str, data, **overrides):
     overrides.setdefault("epochs", size(PRESETS["book"].config.epochs, 2))
-    cfg = replace(PRESETS["book"].config, cell=cell, device="cpu", **overrides)
+    cfg = replace(PRESETS["book"].config, cell=cell, device="cpu", num_train=len(data.train_x),
+                  num_val=len(data.val_x), **overrides)
     t0 = time.perf_counter()
     result = train(cfg, data=data)
     return result, time.perf_counter() - t0
@@ -91,7 +92,9 @@ if __name__ == "__main__":
     if args.d2l:
         against_d2l(args.d2l, size(args.rounds, 1), args.device)
         raise SystemExit(0)
-    data = prepare_data(PRESETS["book"].config, load_corpus())
+    book = PRESETS["book"].config   # a tiny run (the tests) only checks that the bench runs: a tenth of the windows
+    data = prepare_data(replace(book, num_train=size(book.num_train, 1000), num_val=size(book.num_val, 500)),
+                        load_corpus())
     run("rnn", data, epochs=1)  # warm-up: first-use imports and allocations are not the paths' cost
     fused, scratch = (run(c, data, epochs=size(4, 1), sample_length=1)[0].tokens_per_s for c in ("rnn", "scratch"))
     print(f"book preset, 4 epochs each: fused {fused:,.0f} tokens/s, scratch {scratch:,.0f} tokens/s, "
