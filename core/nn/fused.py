@@ -44,7 +44,7 @@ def _recur(hs: torch.Tensor, h0: torch.Tensor | None, w_hh: torch.Tensor) -> tor
         if t % 8 == 0:
             poll()                                         # a Stop lands within a few steps (core.nn.interrupt)
         s = rows[t].addmm_(s, w4).sigmoid_()
-    return hs.sub_(0.5).mul_(2.0)                          # H = 2 (S - 1/2), the same number as 2 S - 1
+    return torch.add(hs.new_full((), -1.0), hs, alpha=2.0, out=hs)   # H = 2 S - 1 in one pass (2 S is exact)
 
 
 SMALL_STATES = 1 << 18   # states of up to 2^18 numbers (T x B x h; 1 MiB in float32): all squares in one operation
