@@ -71,8 +71,8 @@ def profiled_run(config, data):
         return loss, state, timer.wrap(PHASES[1], backward)
 
     patched = [(loop.RNNLM, "training_loss", None),
-               (loop, "clip_gradients", PHASES[2]), (loop.PlainSGD, "step", PHASES[3]), (torch.optim.SGD, "step", PHASES[3]),
-               (torch.optim.AdamW, "step", PHASES[3]), (loop, "evaluate", PHASES[4]), (loop, "sample", PHASES[5])]
+               (loop, "clip_gradients", PHASES[2]), (loop.PlainSGD, "step", PHASES[3]),
+               (loop.PlainAdamW, "step", PHASES[3]), (loop, "evaluate", PHASES[4]), (loop, "sample", PHASES[5])]
     originals = [getattr(owner, name) for owner, name, _ in patched]
     for (owner, name, phase), fn in zip(patched, originals):
         setattr(owner, name, training_loss if phase is None else timer.wrap(phase, fn))

@@ -23,6 +23,7 @@ from core.text.corpus import load_corpus
 from core.runs.data import Data, batches, book_windows, prepare_data, steps_per_epoch
 from core.nn.device import resolve_device
 from core.nn.interrupt import Interrupted, interruptible
+from core.nn.optim import CosineSchedule, PlainAdamW, PlainSGD
 from core.nn.models import RNNLM, clip_gradients, detach_state, perplexity, stream_cross_entropy
 from core.nn.sampling import LanguageModel, sample
 
@@ -93,38 +94,11 @@ def build_model(config: TrainConfig, vocab_size: int, device: torch.device) -> R
     return net.to(device)
 
 
-class PlainSGD:
-    """Minibatch SGD with a fixed learning rate: w <- w - lr * (grad + weight_decay * w), the same arithmetic as
-    torch.optim.SGD without momentum, number for number. Here because torch.optim's first optimizer imports
-    torch's compiler stack (about a second of every run's start on a small CPU) and this update needs none of it."""
-
-    def __init__(self, params: list, lr: float, weight_decay: float = 0.0):
-        self.params, self.lr, self.weight_decay = list(params), lr, weight_decay
-
-    @torch.no_grad()
-    def step(self) -> None:
-        live = [p for p in self.params if p.grad is not None]
-        grads = [p.grad for p in live]
-        if self.weight_decay:
-            grads = torch._foreach_add(grads, live, alpha=self.weight_decay)
-        torch._foreach_add_(live, grads, alpha=-self.lr)
-
-    def zero_grad(self, set_to_none: bool = True) -> None:
-        for p in self.params:
-            if set_to_none:
-                p.grad = None
-            elif p.grad is not None:
-                p.grad.zero_()
-
-
 def make_optimizer(params: list, config: TrainConfig, total_steps: int):
     """The optimizer and, with lr_decay 'cosine', its learning-rate schedule (else None)."""
-    if config.optimizer == "sgd" and config.lr_decay == "none":
-        return PlainSGD(params, config.lr, config.weight_decay), None
-    kind = torch.optim.SGD if config.optimizer == "sgd" else torch.optim.AdamW
-    opt = kind(params, lr=config.lr, weight_decay=config.weight_decay)
-    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, total_steps) if config.lr_decay == "cosine" else None
-    return opt, sched
+    kind = PlainSGD if config.optimizer == "sgd" else PlainAdamW
+    opt = kind(params, config.lr, config.weight_decay)
+    return opt, CosineSchedule(opt, max(1, total_steps)) if config.lr_decay == "cosine" else None
 
 
 def should_stop(config: TrainConfig, stop_event: threading.Event | None, started: float, step: int) -> Stop | None:

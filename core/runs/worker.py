@@ -127,7 +127,6 @@ def main() -> int:
     sys.stdout = sys.stderr   # nothing of this process belongs on stdout
     import core.runs.data       # noqa: F401  the slow imports first: a warm worker has them done before its request
     import core.runs.loop     # noqa: F401
-    import torch._dynamo      # noqa: F401  torch.optim's Adam imports it on first use (about a second)
     line = sys.stdin.readline()
     asked.set()
     if not line:              # a spare worker whose server has gone: nothing to do
