@@ -5,6 +5,7 @@ and what a trained model does (sampling, probing). Above core.text; below core.r
   cells.py         the cells RNN Lab can train, one registry (scratch loop, torch.nn.RNN, fused, GRU, LSTM)
   fused.py         the fused CPU recurrence and its hand-written backward
   models.py        the language model around a cell, perplexity, clipping, streamed cross-entropy
+  optim.py         the runs' SGD, AdamW and cosine schedule (torch.optim's arithmetic, without its imports)
   interrupt.py     a run's stop flag, polled inside long steps
   device.py        cpu, cuda or auto
   weights.py       a model read back from safetensors and JSON (a saved run, the pretrained model)
