@@ -112,7 +112,7 @@ def test_the_optimizers_refuse_a_rate_they_cannot_use():
     for lr, decay in ((0.0, 0.0), (float("nan"), 0.0), (0.1, -1.0)):
         with pytest.raises(ValueError, match="learning rate|Weight decay"):
             PlainAdamW(w, lr, decay)
-    with pytest.raises(ValueError, match="at least one step"):
+    with pytest.raises(ValueError, match="number of steps must be at least 1"):
         CosineSchedule(PlainAdamW(w, 0.1), 0)
 
 

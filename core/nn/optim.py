@@ -15,20 +15,16 @@ import math
 
 import torch
 
-
-def check_rate(lr: float, weight_decay: float) -> None:
-    if not (math.isfinite(lr) and lr > 0):
-        raise ValueError(f"The learning rate must be a positive number, not {lr!r}.")
-    if not (math.isfinite(weight_decay) and weight_decay >= 0):
-        raise ValueError(f"Weight decay must be zero or a positive number, not {weight_decay!r}.")
+from core.checks import check_int, check_real
 
 
 class PlainSGD:
     """Minibatch SGD with the learning rate in self.lr (a schedule may change it between steps)."""
 
     def __init__(self, params: list, lr: float, weight_decay: float = 0.0):
-        check_rate(lr, weight_decay)
-        self.params, self.lr, self.weight_decay = list(params), lr, weight_decay
+        self.params = list(params)
+        self.lr = check_real("The learning rate", lr, lo=0.0, lo_open=True)
+        self.weight_decay = check_real("Weight decay", weight_decay, lo=0.0)
 
     @torch.no_grad()
     def step(self) -> None:
@@ -86,9 +82,8 @@ class CosineSchedule:
     last step. Updated from the previous lr as torch's CosineAnnealingLR does (past the end it climbs again)."""
 
     def __init__(self, optimizer: PlainSGD, steps: int):
-        if steps < 1:
-            raise ValueError(f"A learning-rate schedule needs at least one step, not {steps}.")
-        self.optimizer, self.steps, self.start, self.t = optimizer, steps, optimizer.lr, 0
+        self.steps = check_int("A learning-rate schedule's number of steps", steps, lo=1)
+        self.optimizer, self.start, self.t = optimizer, optimizer.lr, 0
 
     def step(self) -> None:
         self.t += 1
