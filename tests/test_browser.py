@@ -324,7 +324,7 @@ def test_two_learners_train_at_once_and_both_finish(browser, app_url, corpus_fil
     address; the first learner stops their run, which keeps what it learnt and frees the CPU for the second,
     which then finishes."""
     first, second = [browser.new_context(viewport={"width": 1280, "height": 900}).new_page() for _ in range(2)]
-    first.goto(app_url + "/training?preset=tiny&epochs=12")   # long enough to queue the second
+    first.goto(app_url + "/training?preset=tiny&epochs=500")  # runs until its learner stops it (minutes)
     second.goto(app_url + "/training?preset=tiny&epochs=2")
     for tab in (first, second):
         expect(tab.get_by_role("button", name="Train", exact=True)).to_be_enabled(timeout=30_000)
