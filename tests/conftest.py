@@ -16,6 +16,10 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 SHARED_CORPUS = ROOT.parent / "shared" / "data" / "timemachine.txt"
+# No spare training workers unless a test asks for them (RNNLAB_WARM_WORKERS=1 there): a spare imports torch
+# (2 CPU-s) in every server and after every run taken, and most of the suite's servers never train. A Train press
+# then starts its worker on demand, which a test waits for as for any state.
+os.environ.setdefault("RNNLAB_WARM_WORKERS", "0")
 
 
 def corpus_path() -> Path | None:

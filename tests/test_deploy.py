@@ -72,7 +72,8 @@ def class_site(tmp_path_factory):
     for i in (1, 2):
         port = _free_port()
         env = dict(os.environ, RNNLAB_CACHE_DIR=str(tmp / f"cache{i}"), RNNLAB_RUNS_DIR=str(tmp / "runs"),
-                   RNNLAB_MAX_CPU_RUNS="1", RNNLAB_WARM_UP="0")   # no page here opens Text to tokens
+                   RNNLAB_MAX_CPU_RUNS="1", RNNLAB_WARM_UP="0",   # no page here opens Text to tokens
+                   RNNLAB_WARM_WORKERS="1")   # the deploy as a class gets it: a spare worker each
         if corpus_path() is not None:
             env["RNNLAB_CORPUS"] = str(corpus_path())
         procs.append(subprocess.Popen(
