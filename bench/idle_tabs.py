@@ -47,20 +47,20 @@ def main() -> None:
                               stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(120):
-            try:
-                if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read() == b"ok":
-                    break
-            except OSError:
-                time.sleep(0.5)
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path="/usr/bin/chromium")
+            browser = p.chromium.launch(executable_path="/usr/bin/chromium")   # while the server starts
+            for _ in range(120):
+                try:
+                    if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read() == b"ok":
+                        break
+                except OSError:
+                    time.sleep(0.5)
             for page_path in ("/training", "/forecasting", f"/classroom?teacher={teacher}"):
                 tabs = [browser.new_page() for _ in range(args.tabs)]
                 for tab in tabs:
                     tab.goto(url + page_path)
                     tab.wait_for_selector("h1", timeout=60_000)
-                time.sleep(size(5, 0.3))   # let the first renders finish (a tiny run only checks the bench runs)
+                time.sleep(size(5, 0.1))   # let the first renders finish (a tiny run only checks the bench runs)
                 before = cpu_seconds(server.pid)
                 time.sleep(args.seconds)
                 used = cpu_seconds(server.pid) - before

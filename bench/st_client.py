@@ -33,6 +33,7 @@ class Learner:
         self.fragments: dict[str, str] = {}   # widget id -> the fragment it is drawn in ("" for none)
         self.bytes_in = 0
         self.auto: dict[str, float] = {}   # fragment id -> seconds: the page's own refreshes (st.fragment run_every)
+        self.due: dict[str, float] = {}    # fragment id -> when its refresh timer fires next (the browser's, one each)
         self.page_hash = ""    # the page's script hash, once the server has said it (navigation)
         self.full_runs = 0   # whole-page runs finished (not a fragment's)
         self.shown: list[tuple[str, str]] = []   # (element type, its text) of everything the last rerun drew
@@ -84,7 +85,9 @@ class Learner:
                     continue   # the server started the run again (the first run of a new server does this)
                 if fwd.script_finished not in FINISHED_OK:
                     self.errors.append(f"script finished with status {fwd.script_finished}")
-                self.full_runs += fwd.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY
+                if fwd.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY:
+                    self.full_runs += 1
+                    self.due.clear()   # a whole-page run draws its fragments anew: their timers start again
                 return
 
     def _note_widget(self, delta) -> None:
@@ -154,17 +157,23 @@ class Learner:
         return await self._rerun(self._states())
 
     async def refresh(self) -> float:
-        """Wait out the shortest of the page's own refresh intervals, then rerun those fragments as the browser
-        does (one rerun each); returns the seconds waited. Without any, waits a second and does nothing."""
-        every = min(self.auto.values(), default=1.0)
-        await asyncio.sleep(every)
-        runs = self.full_runs
-        for fragment_id, interval in list(self.auto.items()):
-            if self.full_runs != runs:   # a fragment reran the whole page: its fragments are new ones
-                break
-            if interval <= every and fragment_id in self.auto:
-                await self._rerun(self._states(), fragment_id, auto=True)
-        return every
+        """Wait for the next of the page's own refresh timers (one per fragment, as the browser keeps them), then
+        rerun each fragment that is due, one rerun each; `shown` is then what they all drew. Returns the seconds
+        waited; without any timer, waits a second and does nothing."""
+        now = time.perf_counter()
+        self.due = {fid: self.due.get(fid, now + every) for fid, every in self.auto.items()}
+        waited = max(0.0, min(self.due.values(), default=now + 1.0) - now)
+        await asyncio.sleep(waited)
+        runs, drawn, now = self.full_runs, [], time.perf_counter()
+        for fid, when in sorted(self.due.items(), key=lambda item: item[1]):
+            if self.full_runs != runs:   # a fragment reran the whole page: that run drew everything
+                return waited
+            if when <= now and fid in self.auto:
+                self.due[fid] = now + self.auto[fid]
+                await self._rerun(self._states(), fid, auto=True)
+                drawn += self.shown
+        self.shown = drawn
+        return waited
 
     async def press_if_there(self, prefix: str) -> None:
         """Click the first button whose key starts with prefix, if the page shows one."""

@@ -233,7 +233,7 @@ async def one_press(port: int, delay: float, epochs: int) -> dict:
                 await asyncio.wait_for(tab.reload(), 60)
                 blank_since, reloads = None, reloads + 1
         return {"said": said if told else math.nan, "place": place, "first": time.perf_counter() - t0,
-                "reloads": reloads}
+                "reloads": reloads, "pressed": t0}
     finally:
         await tab.close()
 
@@ -243,7 +243,8 @@ async def class_presses(port: int, k: int, within_s: float, epochs: int) -> list
     import random
     rng = random.Random(0)
     delays = sorted(rng.uniform(0, within_s) for _ in range(k))
-    return await asyncio.gather(*(one_press(port, 2.0 + d, epochs) for d in delays))
+    got = await asyncio.gather(*(one_press(port, 2.0 + d, epochs) for d in delays))
+    return sorted(got, key=lambda g: g["pressed"])   # the pages opened at their own pace: by the press's moment
 
 
 def report_presses(k: int, within_s: float, epochs: int) -> None:
@@ -252,7 +253,7 @@ def report_presses(k: int, within_s: float, epochs: int) -> None:
         runs = Path(scratch) / "runs"
         server = Server(dict(os.environ, RNNLAB_MAX_CPU_RUNS="1", RNNLAB_RUNS_DIR=str(runs), RNNLAB_WARM_UP="0"))
         try:
-            time.sleep(3)    # the server's spare worker has started (ui.serve); the learners open their pages next
+            time.sleep(size(3, 0))   # the server's spare worker has started (ui.serve); the learners open pages next
             got = asyncio.run(class_presses(server.port, k, within_s, epochs))
         finally:
             server.stop()
