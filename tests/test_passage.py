@@ -192,10 +192,11 @@ def test_the_gradient_s_reach_matches_autograd():
 
 
 def test_the_passage_run_repeats_itself_under_one_and_two_threads(passage_run, corpus_text):
-    """Issue 41 item 7: the same seed gives the same run whatever the thread count, and beside the stored run it
-    repeats every digit (this machine) or at least the training perplexity and the lowest held-out point (a CPU
-    that rounds differently: bench/passage_paths.py), never more than rounding apart. The module's run trained with
-    torch's default thread count; this one trains with the other of 1 and 2."""
+    """Issue 41 item 7: the same seed gives the same run whatever the process's thread count (the preset trains
+    on one thread: MKL's products split their sums by thread, which on some CPUs changes the last bits), and beside
+    the stored run it repeats every digit (this machine) or at least the training perplexity and the lowest
+    held-out point (a CPU that rounds differently: bench/passage_paths.py), never more than rounding apart. The
+    module's run trained with torch's default thread count; this one with the other of 1 and 2."""
     from core.lesson import readings
     stored = passage_store.load_baked().history
     before = torch.get_num_threads()

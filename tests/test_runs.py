@@ -128,6 +128,29 @@ def test_a_training_process_leaves_a_core_and_the_label_says_how_many_threads(mo
     assert describe_device("cpu", threads=3) == "CPU (3 threads)"
 
 
+def test_a_run_trains_on_the_threads_its_config_names_and_gives_them_back():
+    """TrainConfig.threads: 0 keeps the process's count; a number holds for the run (read in its progress
+    callback) and the process's count is back after it, also when the run fails."""
+    from core.nn.device import cpu_threads
+    from core.runs.config import PRESETS
+    assert PRESETS["passage"].config.threads == 1     # Act 4's run repeats itself whatever the machine's cores
+    before = torch.get_num_threads()
+    seen = []
+    for n in (0, 1, 2):
+        train(TrainConfig(**{**SMALL, "epochs": 1, "threads": n}), text=TEXT,
+              on_progress=lambda p: seen.append(torch.get_num_threads()))
+        assert set(seen) == {n or before} and torch.get_num_threads() == before
+        seen.clear()
+    with pytest.raises(RuntimeError), cpu_threads(2):
+        raise RuntimeError("a run that fails")
+    assert torch.get_num_threads() == before
+    for bad in (-1, 257, 1.5):
+        with pytest.raises(ValueError, match="threads"):
+            TrainConfig(threads=bad)
+        with pytest.raises(ValueError, match="threads"), cpu_threads(bad):
+            pass
+
+
 def test_the_last_report_and_the_result_give_the_same_time_and_speed():
     """A worker writes each report to a file; the result used to read the clock after the last one was written,
     so the page's figures (from the report) and the runs table (from the result) disagreed by that write."""

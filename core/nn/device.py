@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
+from typing import Iterator
 
 import torch
 
-from core.checks import check_choice
+from core.checks import check_choice, check_int
 
 # Reproducible runs on a GPU: cuBLAS (which cuDNN's RNNs call) only gives the same sums every time with a
 # fixed workspace. It is read when CUDA first multiplies, so it is set here, before any run starts.
@@ -42,6 +44,20 @@ def _full_float32() -> None:
     else:
         torch.backends.cudnn.allow_tf32 = False
         torch.backends.cuda.matmul.allow_tf32 = False
+
+
+@contextmanager
+def cpu_threads(n: int) -> Iterator[None]:
+    """Within the block, torch's CPU threads are n (0: as they are); the count is restored after it."""
+    n = check_int("threads", n, 0, 256)
+    before = torch.get_num_threads()
+    if n:
+        torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        if n:
+            torch.set_num_threads(before)
 
 
 def describe_device(device: torch.device | str | None = None, threads: int | None = None) -> str:

@@ -21,7 +21,7 @@ from core.runs.config import TrainConfig
 from core.runs.record import HistoryRow, Progress, RunRecord, Status
 from core.text.corpus import load_corpus
 from core.runs.data import Data, batches, book_windows, prepare_data, steps_per_epoch
-from core.nn.device import resolve_device
+from core.nn.device import cpu_threads, resolve_device
 from core.nn.interrupt import Interrupted, interruptible
 from core.nn.optim import CosineSchedule, PlainAdamW, PlainSGD
 from core.nn.models import RNNLM, clip_gradients, detach_state, perplexity, stream_cross_entropy
@@ -64,6 +64,13 @@ def train(config: TrainConfig, text: str | None = None, on_progress: Callable[[P
     if not isinstance(config, TrainConfig):
         raise ValueError("train needs a TrainConfig.")
     device = resolve_device(config.device)
+    with cpu_threads(config.threads if device.type == "cpu" else 0):
+        return _train(config, device, text, on_progress, stop_event, data, report_every, keep_best)
+
+
+def _train(config: TrainConfig, device: torch.device, text: str | None, on_progress, stop_event, data: Data | None,
+           report_every: float, keep_best: bool) -> TrainResult:
+    """train's steps, on the device and CPU threads it chose: the data, the model, every epoch, the result."""
     try:
         if data is None:
             data = prepare_data(config, load_corpus() if text is None else text)
