@@ -128,15 +128,16 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--preset", default="book")
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--threads", type=int, default=0, help="CPU threads (default: torch's choice)")
+    ap.add_argument("--threads", type=int, default=0,
+                    help="CPU threads (default: the preset's, as the passage's one; else torch's choice)")
     ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     args = ap.parse_args()
     if args.device == "cuda" and not torch.cuda.is_available():
         raise SystemExit("--device cuda: PyTorch sees no CUDA GPU here")
-    if args.threads:
-        torch.set_num_threads(args.threads)
     preset = PRESETS[args.preset].config
-    config = replace(preset, device=args.device, epochs=size(preset.epochs, 2))
+    threads = args.threads or preset.threads or torch.get_num_threads()
+    torch.set_num_threads(threads)     # the run's, and the floor's products measured at the same count
+    config = replace(preset, device=args.device, epochs=size(preset.epochs, 2), threads=threads)
     compile_bytecode()   # as a second run or the Docker image starts (see common.compile_bytecode)
     imports = statistics.median(import_seconds() for _ in range(size(args.repeats, 1)))
     text = load_corpus()
@@ -156,7 +157,6 @@ def main() -> None:
         save = time.perf_counter() - t0
     rest = total - sum(phases.values())
     wall = imports + prep + total + save
-    threads = torch.get_num_threads()
     where = (f"the GPU ({torch.cuda.get_device_name()})" if args.device == "cuda"
              else f"the CPU ({threads} thread{'s' if threads > 1 else ''})")
     print(f"{args.preset} preset, {config.epochs} epochs on {where}, "
