@@ -21,8 +21,10 @@ import sys
 import tempfile
 import time
 import urllib.request
+from urllib.parse import urlencode
 
 from common import ROOT, cpu_seconds, size
+from core.labs import query
 
 
 def free_port() -> int:
@@ -55,7 +57,8 @@ def main() -> None:
                         break
                 except OSError:
                     time.sleep(0.5)
-            for page_path in ("/training", "/forecasting", f"/classroom?teacher={teacher}"):
+            pages = ("/training", "/forecasting", "/classroom?" + urlencode(query("classroom", teacher=teacher)))
+            for page_path in size(pages, pages[-1:]):   # a tiny run: the teacher's view, whose poll is the busiest
                 tabs = [browser.new_page() for _ in range(args.tabs)]
                 for tab in tabs:
                     tab.goto(url + page_path)
