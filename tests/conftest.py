@@ -22,6 +22,20 @@ SHARED_CORPUS = ROOT.parent / "shared" / "data" / "timemachine.txt"
 os.environ.setdefault("RNNLAB_WARM_WORKERS", "0")
 
 
+def _scan_installed_components_once() -> None:
+    """Each new AppTest scans every installed package's metadata for Streamlit components (about 0.2 s of CPU,
+    some 400 times in a run of the suite, in pytest's own process); the packages do not change while the tests
+    run, so the scan's answer is kept from the first. Every AppTest still registers what it found."""
+    from functools import lru_cache
+
+    from streamlit.components.v2 import manifest_scanner
+    if not hasattr(manifest_scanner.scan_component_manifests, "cache_info"):
+        manifest_scanner.scan_component_manifests = lru_cache(maxsize=None)(manifest_scanner.scan_component_manifests)
+
+
+_scan_installed_components_once()
+
+
 def corpus_path() -> Path | None:
     """The local Time Machine copy the tests may use (RNNLAB_CORPUS or ../shared/data), else None."""
     env = os.environ.get("RNNLAB_CORPUS")
