@@ -96,25 +96,14 @@ BOX_W, BOX_H = 0.56, 0.5   # the unrolled figure's boxes, in axis units: they sh
 def unrolled_figure(word: str, steps: int, current: int) -> go.Figure:
     """The network unrolled through time: the same W_xh, W_hh, W_hq at every step (the current one marked). Boxes
     are drawn in axis units, so on a phone they narrow with the columns and the W_hh labels, above the boxes'
-    tops between two columns, never cover one."""
-    fig = go.Figure()
+    tops between two columns, never cover one. The boxes and labels go in as two lists, set once (plotly checks
+    the whole list again at each add_shape or add_annotation: 0.5 s for 7 steps, one at a time)."""
+    shapes, notes = [], []
     for s in range(steps):
-        for y, label, colour in ((0, f"x{s + 1}<br>'{word[s]}'", "#a0c4ff"), (1, f"H{s + 1}", "#ffd6a5"),
-                                 (2, f"O{s + 1}", "#caffbf")):
-            now = s + 1 == current
-            fig.add_shape(type="rect", x0=s - BOX_W / 2, x1=s + BOX_W / 2, y0=y - BOX_H / 2, y1=y + BOX_H / 2,
-                          fillcolor="#ff8fab" if now else colour, line=dict(width=3 if now else 0, color="#111111"))
-            fig.add_annotation(x=s, y=y, text=label, showarrow=False, font=dict(size=12))
-        for y0, name in ((BOX_H / 2, "W_xh"), (1 + BOX_H / 2, "W_hq")):   # upward arrows, labelled beside them
-            fig.add_annotation(x=s, y=y0 + 1 - BOX_H, ax=s, ay=y0, xref="x", yref="y", axref="x", ayref="y",
-                               text="", showarrow=True, arrowhead=2)
-            fig.add_annotation(x=s + 0.06, y=y0 + 0.32, xref="x", yref="y", text=name, showarrow=False,
-                               xanchor="left", font=dict(size=10, color="#444"))
-        if s:
-            fig.add_annotation(x=s - BOX_W / 2, y=1, ax=s - 1 + BOX_W / 2, ay=1, xref="x", yref="y", axref="x",
-                               ayref="y", text="", showarrow=True, arrowhead=2)
-            fig.add_annotation(x=s - 0.5, y=1 + BOX_H / 2, xref="x", yref="y", text="W_hh", showarrow=False,
-                               yanchor="bottom", yshift=1, font=dict(size=10, color="#444"))
+        boxes, labels = unrolled_step(word, s, s + 1 == current)
+        shapes += boxes
+        notes += labels
+    fig = go.Figure(layout=dict(shapes=shapes, annotations=notes))
     for y, name, first in ((0, "inputs", "x"), (1, "states", "H"), (2, "outputs", "O")):   # the data behind the boxes
         fig.add_trace(go.Scatter(x=list(range(steps)), y=[y] * steps, mode="markers", marker=dict(opacity=0),
                                  text=[f"{first}{s + 1}" for s in range(steps)], name=name, showlegend=False,
@@ -123,6 +112,28 @@ def unrolled_figure(word: str, steps: int, current: int) -> go.Figure:
     fig.update_layout(xaxis=dict(visible=False, range=[-0.6, steps - 0.25]),   # room for the last W_hq
                       yaxis=dict(visible=False, range=[-0.6, 2.6]), margin=dict(t=50, b=10))
     return fig
+
+
+def unrolled_step(word: str, s: int, now: bool) -> tuple[list[dict], list[dict]]:
+    """Step s's column of the unrolled figure: its three boxes, and their labels with the arrows into and out of
+    them (W_xh and W_hq upward, W_hh from the step before)."""
+    boxes, notes = [], []
+    for y, label, colour in ((0, f"x{s + 1}<br>'{word[s]}'", "#a0c4ff"), (1, f"H{s + 1}", "#ffd6a5"),
+                             (2, f"O{s + 1}", "#caffbf")):
+        boxes.append(dict(type="rect", x0=s - BOX_W / 2, x1=s + BOX_W / 2, y0=y - BOX_H / 2, y1=y + BOX_H / 2,
+                          fillcolor="#ff8fab" if now else colour, line=dict(width=3 if now else 0, color="#111111")))
+        notes.append(dict(x=s, y=y, text=label, showarrow=False, font=dict(size=12)))
+    for y0, name in ((BOX_H / 2, "W_xh"), (1 + BOX_H / 2, "W_hq")):   # upward arrows, labelled beside them
+        notes.append(dict(x=s, y=y0 + 1 - BOX_H, ax=s, ay=y0, xref="x", yref="y", axref="x", ayref="y", text="",
+                          showarrow=True, arrowhead=2))
+        notes.append(dict(x=s + 0.06, y=y0 + 0.32, xref="x", yref="y", text=name, showarrow=False, xanchor="left",
+                          font=dict(size=10, color="#444")))
+    if s:
+        notes.append(dict(x=s - BOX_W / 2, y=1, ax=s - 1 + BOX_W / 2, ay=1, xref="x", yref="y", axref="x",
+                          ayref="y", text="", showarrow=True, arrowhead=2))
+        notes.append(dict(x=s - 0.5, y=1 + BOX_H / 2, xref="x", yref="y", text="W_hh", showarrow=False,
+                          yanchor="bottom", yshift=1, font=dict(size=10, color="#444")))
+    return boxes, notes
 
 
 def memory_figure(V: int, h: int) -> go.Figure:
