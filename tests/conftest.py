@@ -147,6 +147,31 @@ def browser_context_args(browser_context_args):
 
 
 @pytest.fixture(scope="session")
+def _one_context(browser, browser_context_args):
+    context = browser.new_context(**browser_context_args)
+    yield context
+    context.close()
+
+
+@pytest.fixture
+def page(_one_context, browser_context_args):
+    """pytest-playwright's page, but one tab for all the tests that take it, as one learner moving from page to page:
+    a new browser context for each test fetched and compiled Streamlit's scripts again (about 2 s a test here). Each
+    test still starts as a first visit: no cookie (the app keeps nothing else in the browser), the usual window
+    size, no other tab. Tests of several learners open contexts of their own."""
+    tab = next((t for t in _one_context.pages if not t.is_closed()), None) or _one_context.new_page()
+    _one_context.clear_cookies()
+    tab.set_viewport_size(browser_context_args["viewport"])
+    yield tab
+    for other in _one_context.pages:
+        if other is not tab:
+            other.close()
+    if not tab.is_closed():
+        tab.goto("about:blank")   # its Streamlit session ends here, not during the next test
+    _one_context.clear_cookies()
+
+
+@pytest.fixture(scope="session")
 def shots_dir() -> Path:
     out = ROOT / "tests" / "screenshots"
     out.mkdir(exist_ok=True)
