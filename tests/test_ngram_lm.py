@@ -84,3 +84,18 @@ def test_a_long_text_is_compared_on_its_first_part_and_says_so():
     assert (c.used_chars, c.total_chars) == (2_000, 3_400) and c.held_out_chars == 200
     whole = probe.compare_with_model(lm, text, 0.1)
     assert whole.used_chars == whole.total_chars == 3_400
+
+
+def test_the_rnns_score_is_computed_once_per_text_whatever_alpha(corpus_file):
+    """Moving Text to tokens' alpha recomputes the n-gram tables only: the RNN's held-out perplexity (seconds on
+    the corpus) is its own function of the text, and handing it in gives the comparison computed whole."""
+    from core.runs.saved import load_pretrained
+    lm = load_pretrained()
+    text = corpus_file.read_text(encoding="utf-8")[:60_000]
+    whole = probe.compare_with_model(lm, text, 0.5)
+    ppl = probe.model_perplexity(lm, text)
+    assert ppl == whole.model_ppl
+    assert probe.compare_with_model(lm, text, 0.5, model_ppl=ppl) == whole
+    for bad in (0.5, float("nan"), "3"):
+        with pytest.raises(ValueError, match="model_ppl"):
+            probe.compare_with_model(lm, text, 0.5, model_ppl=bad)

@@ -119,13 +119,21 @@ def bytes_per_token_sweep(text: str, sizes: tuple[int, ...]) -> list[dict]:
     return rows
 
 
-@st.cache_data(show_spinner="Counting n-grams and scoring the pretrained RNN on the held-out tenth ...",
-               max_entries=16)
-def ngram_vs_rnn(raw: str, alpha: float):
-    """core.nn.probe.compare_with_model against the shipped character RNN: once per text and alpha."""
+@st.cache_data(show_spinner="Scoring the pretrained RNN on the held-out tenth ...", max_entries=16)
+def rnn_held_out_perplexity(raw: str) -> float:
+    """core.nn.probe.model_perplexity of the shipped character RNN: once per text, whatever alpha."""
     from core.nn import probe
     from ui.model_choice import pretrained
-    return probe.compare_with_model(pretrained(), raw, alpha)
+    return probe.model_perplexity(pretrained(), raw)
+
+
+@st.cache_data(show_spinner="Counting n-grams on the first 90% and scoring them on the last 10% ...", max_entries=16)
+def ngram_vs_rnn(raw: str, alpha: float):
+    """core.nn.probe.compare_with_model against the shipped character RNN: once per text and alpha (the RNN's
+    own score once per text)."""
+    from core.nn import probe
+    from ui.model_choice import pretrained
+    return probe.compare_with_model(pretrained(), raw, alpha, model_ppl=rnn_held_out_perplexity(raw))
 
 
 @st.cache_data(show_spinner=False, max_entries=16)

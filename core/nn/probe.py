@@ -123,11 +123,10 @@ class Comparison:
 MAX_COMPARED_CHARS = 500_000   # a long upload is compared on its first half million characters: seconds, not minutes
 
 
-def compare_with_model(lm, text: str, alpha: float, max_n: int = 6, held_out: float = 0.1,
-                       max_chars: int = MAX_COMPARED_CHARS) -> Comparison:
-    """Split the text (cleaned as lm's training text, at most its first max_chars characters) into the first 90%
-    and the last 10%, fit the n-gram models on the first part with lm's own vocabulary, and score them and lm on
-    the last part."""
+def held_out_split(lm, text: str, held_out: float = 0.1, max_chars: int = MAX_COMPARED_CHARS,
+                   max_n: int = 6) -> tuple[np.ndarray, int, int, int]:
+    """The text cleaned as lm's training text, at most its first max_chars characters, as lm's token ids; where
+    the held-out last part starts; the characters used; and how long the cleaned text was before it was cut."""
     text = clean(text, lm.cleaning)
     total = len(text)
     text = text[: check_int("max_chars", max_chars, 1_000)]
@@ -135,6 +134,27 @@ def compare_with_model(lm, text: str, alpha: float, max_n: int = 6, held_out: fl
     cut = int(len(ids) * (1 - check_real("held_out", held_out, 0.01, 0.5)))
     if cut < max_n or len(ids) - cut < max_n + 1:
         raise ValueError("The text is too short to hold out a tenth of it: use a longer text.")
+    return ids, cut, len(text), total
+
+
+def model_perplexity(lm, text: str, held_out: float = 0.1, max_chars: int = MAX_COMPARED_CHARS) -> float:
+    """lm's perplexity on the held-out last part of the text (held_out_split), its state carried through it. It
+    depends on the text only, not on the n-gram models' alpha: a page computes it once per text."""
+    ids, cut, _, _ = held_out_split(lm, text, held_out, max_chars)
+    return _perplexity_on(lm, ids[cut:])
+
+
+def _perplexity_on(lm, ids: np.ndarray) -> float:
+    nats, count = stream_cross_entropy(lm.net, torch.as_tensor(ids), lm.device, streams=1, chunk=512)
+    return math.exp(nats / count)
+
+
+def compare_with_model(lm, text: str, alpha: float, max_n: int = 6, held_out: float = 0.1,
+                       max_chars: int = MAX_COMPARED_CHARS, model_ppl: float | None = None) -> Comparison:
+    """Split the text (held_out_split: the first 90% and the last 10%), fit the n-gram models on the first part
+    with lm's own vocabulary, and score them and lm on the last part. model_ppl: lm's score on that part when the
+    caller has it already (model_perplexity with the same text, held_out and max_chars)."""
+    ids, cut, used, total = held_out_split(lm, text, held_out, max_chars, max_n)
     rows = sweep(ids[:cut], ids[cut:], len(lm.vocab), alpha, max_n)
-    nats, count = stream_cross_entropy(lm.net, torch.as_tensor(ids[cut:]), lm.device, streams=1, chunk=512)
-    return Comparison(rows, math.exp(nats / count), len(ids) - cut, len(lm.vocab), len(text), total)
+    model_ppl = _perplexity_on(lm, ids[cut:]) if model_ppl is None else check_real("model_ppl", model_ppl, 1.0)
+    return Comparison(rows, model_ppl, len(ids) - cut, len(lm.vocab), used, total)
