@@ -245,14 +245,25 @@ def test_a_short_text_can_show_most_of_its_ngrams():
     assert c.kind == "ngrams.mostly_seen" and "32 that its 2 token types" in c.text
 
 
+@pytest.fixture(scope="module")
+def rnn_on_corpus(corpus_file):
+    """The shipped RNN, the corpus and the RNN's held-out perplexity on it, which does not depend on alpha (the
+    page computes it once per text, too)."""
+    from core.nn import probe
+    from core.runs.saved import load_pretrained
+    from core.text import corpus
+    lm, text = load_pretrained(), corpus.load_corpus(corpus_file, download=False)
+    return lm, text, probe.model_perplexity(lm, text)
+
+
 @pytest.mark.parametrize("alpha", [controls_of("tokens")["alpha"].choices[0], controls_of("tokens")["alpha"].choices[-1]])
-def test_the_counting_model_against_the_rnn_at_each_alpha(corpus_file, alpha):
+def test_the_counting_model_against_the_rnn_at_each_alpha(rnn_on_corpus, alpha):
     """'Back up at n = 6', 'keeps falling' and 'lower than the best table' each from the rows they are about, at
     both ends of α (the default's page is tests/test_corrections.py's)."""
     from core.nn import probe
-    from core.runs.saved import load_pretrained
-    from core.text import corpus, readings
-    c = probe.compare_with_model(load_pretrained(), corpus.load_corpus(corpus_file, download=False), alpha)
+    from core.text import readings
+    lm, text, ppl = rnn_on_corpus
+    c = probe.compare_with_model(lm, text, alpha, model_ppl=ppl)
     held = [r["heldout_ppl"] for r in c.rows]
     train = [r["train_ppl"] for r in c.rows]
     for x in readings.counting_model(c.rows, c.model_ppl, c.held_out_chars, alpha):
