@@ -130,11 +130,25 @@ def test_a_training_process_leaves_a_core_and_the_label_says_how_many_threads(mo
 
 def test_a_run_trains_on_the_threads_its_config_names_and_gives_them_back():
     """TrainConfig.threads: 0 keeps the process's count; a number holds for the run (read in its progress
-    callback) and the process's count is back after it, also when the run fails."""
+    callback) and the process's count is back after it, also when the run fails or two runs overlap."""
     from core.nn.device import cpu_threads
     from core.runs.config import PRESETS
     assert PRESETS["passage"].config.threads == 1     # Act 4's run repeats itself whatever the machine's cores
-    before = torch.get_num_threads()
+    process = torch.get_num_threads()
+    torch.set_num_threads(3)                          # a count that no block below sets
+    try:
+        runs_restore_the_process_count(3)
+    finally:
+        torch.set_num_threads(process)
+    for bad in (-1, 257, 1.5):
+        with pytest.raises(ValueError, match="threads"):
+            TrainConfig(threads=bad)
+        with pytest.raises(ValueError, match="threads"), cpu_threads(bad):
+            pass
+
+
+def runs_restore_the_process_count(before: int) -> None:
+    from core.nn.device import cpu_threads
     seen = []
     for n in (0, 1, 2):
         train(TrainConfig(**{**SMALL, "epochs": 1, "threads": n}), text=TEXT,
@@ -144,11 +158,13 @@ def test_a_run_trains_on_the_threads_its_config_names_and_gives_them_back():
     with pytest.raises(RuntimeError), cpu_threads(2):
         raise RuntimeError("a run that fails")
     assert torch.get_num_threads() == before
-    for bad in (-1, 257, 1.5):
-        with pytest.raises(ValueError, match="threads"):
-            TrainConfig(threads=bad)
-        with pytest.raises(ValueError, match="threads"), cpu_threads(bad):
-            pass
+    first, second = cpu_threads(1), cpu_threads(1)   # two checks training at once in one server, ending out of order
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)
+    assert torch.get_num_threads() == 1               # the second still trains on its one thread
+    second.__exit__(None, None, None)
+    assert torch.get_num_threads() == before
 
 
 def test_the_last_report_and_the_result_give_the_same_time_and_speed():

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -46,18 +47,31 @@ def _full_float32() -> None:
         torch.backends.cuda.matmul.allow_tf32 = False
 
 
+_THREADS_LOCK = threading.Lock()
+_THREADS_HELD = {"blocks": 0, "before": 0}   # the cpu_threads blocks open now, and the count before the first
+
+
 @contextmanager
 def cpu_threads(n: int) -> Iterator[None]:
-    """Within the block, torch's CPU threads are n (0: as they are); the count is restored after it."""
+    """Within the block, torch's CPU threads are n (0: as they are). torch's count is one for the whole process,
+    and a server trains exercise checks in several script threads at once: the count before the first open block
+    comes back when the last one ends, whatever order they end in (overlapping blocks share the last count set)."""
     n = check_int("threads", n, 0, 256)
-    before = torch.get_num_threads()
-    if n:
+    if not n:
+        yield
+        return
+    with _THREADS_LOCK:
+        if not _THREADS_HELD["blocks"]:
+            _THREADS_HELD["before"] = torch.get_num_threads()
+        _THREADS_HELD["blocks"] += 1
         torch.set_num_threads(n)
     try:
         yield
     finally:
-        if n:
-            torch.set_num_threads(before)
+        with _THREADS_LOCK:
+            _THREADS_HELD["blocks"] -= 1
+            if not _THREADS_HELD["blocks"]:
+                torch.set_num_threads(_THREADS_HELD["before"])
 
 
 def describe_device(device: torch.device | str | None = None, threads: int | None = None) -> str:
