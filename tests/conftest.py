@@ -143,7 +143,7 @@ def browser_type_launch_args(browser_type_launch_args):
 
 @pytest.fixture(scope="session")
 def browser_context_args(browser_context_args):
-    return {**browser_context_args, "viewport": {"width": 1400, "height": 1700}}
+    return {**browser_context_args, "viewport": {"width": 1400, "height": 900}}
 
 
 @pytest.fixture(scope="session")

@@ -434,7 +434,7 @@ def test_a_class_teacher_and_three_learners(browser, app_url, corpus_file):
     it: the browser remembers them) that hands out the learning rates in turn, and trains; after a reload (the
     key from the cookie) the teacher's view shows first-attempt scores, the runs named by their learning rate and
     final perplexity against the learning rate; the projector view shows no names and no key."""
-    teacher = browser.new_context(viewport={"width": 1400, "height": 1800}).new_page()
+    teacher = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
     teacher.goto(app_url + "/classroom")
     teacher.get_by_label("Class name").fill("Tuesday RNNs")
     teacher.get_by_role("button", name="Start the class").click()
