@@ -203,14 +203,20 @@ class TokenRNNStep:
         with torch.no_grad():
             _, _, d_w_ih, d_bias, _, d_w_hh, d_w, d_b = _TokenRNNLoss.backward(self.ctx, 1.0, None)
         self.ctx = None                                    # a step is differentiated once
-        b_ih, b_hh = self.params[1:3]
-        both = b_ih.requires_grad and b_hh.requires_grad   # each bias then gets its own copy of the gradient
-        for p, g in zip(self.params, (d_w_ih, d_bias, d_bias.clone() if both else d_bias, d_w_hh, d_w, d_b)):
-            if p.requires_grad:
-                if p.grad is None:
-                    p.grad = g.contiguous()
-                else:
-                    p.grad.add_(g)
+        put_grads(self.params, (d_w_ih, d_bias, d_w_hh, d_w, d_b))
+
+
+def put_grads(params, grads) -> None:
+    """Add grads (W_ih, the summed bias, W_hh, the output weight and bias) into .grad of params (w_ih, b_ih, b_hh,
+    w_hh, head_w, head_b) where they require one: each hidden bias gets the summed bias's gradient."""
+    d_w_ih, d_bias, d_w_hh, d_w, d_b = grads
+    both = params[1].requires_grad and params[2].requires_grad   # each bias then gets its own copy
+    for p, g in zip(params, (d_w_ih, d_bias, d_bias.clone() if both else d_bias, d_w_hh, d_w, d_b)):
+        if p.requires_grad:
+            if p.grad is None:
+                p.grad = g.contiguous()
+            else:
+                p.grad.add_(g)
 
 
 class FusedRNN(nn.RNN):

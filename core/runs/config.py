@@ -74,6 +74,10 @@ class TrainConfig:
     threads: int = setting(0, "CPU threads (0 = the process's)", "Threads a run on the CPU uses. A fixed count "
                            "repeats a run to the last digit on one machine whatever its cores: a matrix product "
                            "splits its sums by thread.", lo=0, hi=256)
+    shards: int = setting(1, "Batch blocks", "A batch's rows cut into this many blocks, each computed on one CPU "
+                          "thread and, where the run has the threads, in a process of its own (one tanh layer over "
+                          "characters on the CPU; other models ignore it). The numbers depend on the blocks, not on "
+                          "the threads.", lo=1, hi=16)
     init: Literal["default", "book"] = setting(
         "default", "Initialisation", "default: PyTorch's; book: the book's scratch RNN (weights N(0, 0.01²), "
         "biases 0, one hidden bias).")
@@ -115,7 +119,7 @@ class Preset:
 
 PRESETS: dict[str, Preset] = {p.name: p for p in (
     Preset("book", "Book", "The book's run: characters, 10,000 training windows of 32, 32 hidden units, SGD at "
-           "lr 1, 100 epochs.", TrainConfig(init="book")),
+           "lr 1, 100 epochs.", TrainConfig(init="book", shards=2)),   # two blocks: both cores of a small machine
     Preset("bpe", "BPE", "RNN Lab's own subword setup (the chapter trains on characters only): byte-level BPE "
            "with 1,024 tokens, embedding 64, 128 hidden units, 10 epochs.",
            TrainConfig(tokenizer="bpe", bpe_vocab=1024, embed_dim=64, hidden_size=128, lr=4.0, epochs=10,

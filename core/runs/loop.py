@@ -8,7 +8,9 @@ Settings: core.runs.config. Data: core.runs.data. Saved runs: core.runs.saved. C
 """
 from __future__ import annotations
 
+import contextlib
 import math
+import os
 import threading
 import time
 from dataclasses import dataclass
@@ -25,6 +27,7 @@ from core.nn.device import cpu_threads, resolve_device
 from core.nn.interrupt import Interrupted, interruptible
 from core.nn.optim import CosineSchedule, PlainAdamW, PlainSGD
 from core.nn.models import RNNLM, clip_gradients, detach_state, perplexity, stream_cross_entropy
+from core.nn.shards import Shards, eligible
 from core.nn.sampling import LanguageModel, sample
 
 LN2 = math.log(2.0)
@@ -77,19 +80,34 @@ def _train(config: TrainConfig, device: torch.device, text: str | None, on_progr
         check_fits(config, len(data.vocab), device)
         keep_freed_memory(largest_block(config, len(data.vocab)))
         net = build_model(config, len(data.vocab), device)
-        run = Run(config, data, net, device, on_progress, report_every, stop_event)
-        start_ce = run.starting_cross_entropy()
-        run.record(0, start_ce)
-        run.report(0, start_ce)
-        order = torch.Generator().manual_seed(config.seed)   # the order of the minibatches
-        stop = None
-        for epoch in range(1, config.epochs + 1):
-            stop = run.epoch(epoch, order)
-            if stop is not None:
-                break
-        return run.finish(stop, keep_best)
+        with run_shards(config, net, device, len(data.vocab)) as shards, cpu_threads(1 if shards else 0):
+            run = Run(config, data, net, device, on_progress, report_every, stop_event, shards)
+            start_ce = run.starting_cross_entropy()
+            run.record(0, start_ce)
+            run.report(0, start_ce)
+            order = torch.Generator().manual_seed(config.seed)   # the order of the minibatches
+            stop = None
+            for epoch in range(1, config.epochs + 1):
+                stop = run.epoch(epoch, order)
+                if stop is not None:
+                    break
+            return run.finish(stop, keep_best)
     finally:
         release_freed_memory()
+
+
+@contextlib.contextmanager
+def run_shards(config: TrainConfig, net: RNNLM, device: torch.device, vocab_size: int):
+    """The run's batch blocks (core.nn.shards), with a helper process for each block after the first up to the run's
+    CPU threads (none with RNNLAB_BLOCK_HELPERS=0: the same numbers in this process alone); None for one block or a
+    model they do not apply to (core.nn.shards.eligible)."""
+    if config.shards == 1 or config.split != "book" or not eligible(net, device):
+        yield None
+        return
+    rows = max(config.batch_size, chunk_windows(config, vocab_size))
+    processes = torch.get_num_threads() if os.environ.get("RNNLAB_BLOCK_HELPERS", "1") != "0" else 1
+    with Shards(net, config.shards, processes, -(-rows // config.shards) * config.num_steps) as shards:
+        yield shards
 
 
 def build_model(config: TrainConfig, vocab_size: int, device: torch.device) -> RNNLM:
@@ -128,10 +146,13 @@ def diverged(loss_value: float, blowup: float, step: int) -> Stop | None:
 
 @torch.inference_mode()
 def evaluate(net: RNNLM, data: Data, config: TrainConfig, device: torch.device, streams: int = 16,
-             part: str = "val") -> float:
-    """Mean validation cross-entropy (nats per token). Book split: every window from a zero state.
+             part: str = "val", shards: Shards | None = None) -> float:
+    """Mean validation cross-entropy (nats per token). Book split: every window from a zero state, by the run's
+    batch blocks (shards: its helpers; by default this process alone, with the same numbers).
     Whole split: the held-out text as `streams` parallel pieces, state carried across each.
     part="train" scores (up to 2,048 of) the book split's training windows instead (the start of a run)."""
+    if config.split == "book" and shards is None and config.shards > 1 and eligible(net, device):
+        shards = Shards(net, config.shards)
     net.eval()
     total, count = 0.0, 0
     if config.split == "book":
@@ -139,7 +160,7 @@ def evaluate(net: RNNLM, data: Data, config: TrainConfig, device: torch.device, 
         chunk = math.ceil(n / math.ceil(n / chunk_windows(config, len(data.vocab))))
         for i in range(0, n, chunk):
             x, y = (t.to(device) for t in book_windows(data, part, slice(i, min(n, i + chunk))))
-            total += float(net.loss(x, y, reduction="sum")[0])
+            total += shards.loss_sum(x, y) if shards else float(net.loss(x, y, reduction="sum")[0])
             count += y.numel()
     else:
         total, count = stream_cross_entropy(net, data.val_ids, device, streams, chunk=256)
@@ -173,8 +194,8 @@ class Run:
 
     def __init__(self, config: TrainConfig, data: Data, net: RNNLM, device: torch.device,
                  on_progress: Callable[[Progress], None] | None, report_every: float,
-                 stop_event: threading.Event | None = None):
-        self.config, self.data, self.net, self.device = config, data, net, device
+                 stop_event: threading.Event | None = None, shards: Shards | None = None):
+        self.config, self.data, self.net, self.device, self.shards = config, data, net, device, shards
         self.params = [p for p in net.parameters() if p.requires_grad]
         self.total_steps = steps_per_epoch(data, config) * config.epochs
         self.opt, self.sched = make_optimizer(self.params, config, self.total_steps)
@@ -222,7 +243,8 @@ class Run:
         abandoned before the update: the weights are those of the last finished step)."""
         try:
             with interruptible(self.stop_event):
-                loss, state, backward = self.net.training_loss(x, y, state)
+                loss, state, backward = (self.shards.training_loss(x, y) if self.shards else
+                                         self.net.training_loss(x, y, state))
                 loss_value = float(loss.detach())
                 stop = diverged(loss_value, self.blowup, self.step)
                 if stop is None:
@@ -264,7 +286,7 @@ class Run:
             return math.nan
         try:
             with interruptible(self.stop_event):
-                return evaluate(self.net, self.data, self.config, self.device, part="train")
+                return evaluate(self.net, self.data, self.config, self.device, part="train", shards=self.shards)
         except Interrupted:
             self.net.train()
             return math.nan
@@ -275,7 +297,7 @@ class Run:
         stopped = self.stop_event is not None and self.stop_event.is_set()
         try:
             with interruptible(None if stopped else self.stop_event):
-                return evaluate(self.net, self.data, self.config, self.device)
+                return evaluate(self.net, self.data, self.config, self.device, shards=self.shards)
         except Interrupted:  # Stop during validation: the row is kept without it
             self.net.train()
             return math.nan

@@ -105,8 +105,10 @@ def run(request: dict, stop: threading.Event | None = None, server_gone: threadi
 
 
 def train_into_store(request: dict) -> dict:
-    """A whole run as a Ray task: at a lower priority, everything through the store. Returns the final state."""
+    """A whole run as a Ray task: at a lower priority, everything through the store. Returns the final state.
+    A Ray worker process runs Ray's own threads: the run computes its batch blocks there without forking helpers."""
     lower_priority()
+    os.environ["RNNLAB_BLOCK_HELPERS"] = "0"
     return run(request)
 
 

@@ -7,6 +7,7 @@ failure.
   common.py   the problem shapes, a check's Result, the tolerances, helpers
   kernels.py  each torch implementation against the float64 numpy reference
   maths.py    finite differences and the identities the chapter relies on
+  blocks.py   a batch in blocks of rows (core.nn.shards) against the whole batch
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from core.nn.verify.common import CASES, TOL_ABS, TOL_IDENTITY, TOL_REL, Case, R
 from core.nn.verify.kernels import (autograd_checks, forward_checks, fused_checks, hand_step_checks,
                                     linear_cross_entropy_checks, one_function_step_checks, token_input_checks,
                                     zero_state_checks)
+from core.nn.verify.blocks import block_checks
 from core.nn.verify.maths import (clipping_checks, concat_checks, finite_difference_checks, long_sequence_checks,
                                   truncation_checks, uniform_perplexity_checks)
 
@@ -36,6 +38,7 @@ GROUPS: dict[str, Callable[[], Iterator[Result]]] = {
     "one-Function step": one_function_step_checks,
     "hand-differentiated step": hand_step_checks,
     "zero starting state": zero_state_checks,
+    "batch blocks": block_checks,
     "concatenation": concat_checks,
     "clipping": clipping_checks,
     "perplexity": uniform_perplexity_checks,
