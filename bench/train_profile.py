@@ -64,18 +64,23 @@ class Timer:
 def profiled_run(config, data):
     """One run with its phases timed; returns (seconds in train(), seconds by phase, the result)."""
     timer = Timer(config.device)
-    step_loss = timer.wrap(PHASES[0], loop.RNNLM.training_loss)
 
-    def training_loss(*args, **kwargs):  # the forward phase; the backward() it returns is the backward phase
-        loss, state, backward = step_loss(*args, **kwargs)
-        return loss, state, timer.wrap(PHASES[1], backward)
+    def split(training_loss):  # the forward phase; the backward() it returns is the backward phase
+        step_loss = timer.wrap(PHASES[0], training_loss)
 
-    patched = [(loop.RNNLM, "training_loss", None),
+        def timed(*args, **kwargs):
+            loss, state, backward = step_loss(*args, **kwargs)
+            return loss, state, timer.wrap(PHASES[1], backward)
+        return timed
+
+    # a run in batch blocks (core.nn.shards) computes each block's forward and backward in one go: both are in the
+    # forward phase, and its backward phase only hands the summed gradients over
+    patched = [(loop.RNNLM, "training_loss", None), (loop.Shards, "training_loss", None),
                (loop, "clip_gradients", PHASES[2]), (loop.PlainSGD, "step", PHASES[3]),
                (loop.PlainAdamW, "step", PHASES[3]), (loop, "evaluate", PHASES[4]), (loop, "sample", PHASES[5])]
     originals = [getattr(owner, name) for owner, name, _ in patched]
     for (owner, name, phase), fn in zip(patched, originals):
-        setattr(owner, name, training_loss if phase is None else timer.wrap(phase, fn))
+        setattr(owner, name, split(fn) if phase is None else timer.wrap(phase, fn))
     try:
         t0 = clock(config.device)
         result = loop.train(config, data=data)
@@ -161,6 +166,10 @@ def main() -> None:
              else f"the CPU ({threads} thread{'s' if threads > 1 else ''})")
     print(f"{args.preset} preset, {config.epochs} epochs on {where}, "
           f"median of {len(runs)} runs; validation perplexity {runs[0][2].final.val_ppl:.3f}")
+    if config.shards > 1 and config.split == "book" and args.device == "cpu":
+        phases = {(f"forward and backward, {config.shards} blocks" if p == PHASES[0] else
+                   "backward: the blocks' gradients handed over" if p == PHASES[1] else p): v
+                  for p, v in phases.items()}
     rows = [("Python start and imports (a fresh process)", imports), ("preparing the data", prep),
             *phases.items(), ("the rest of the loop (batches, bookkeeping)", rest), ("saving the run", save)]
     for name, seconds in rows:
