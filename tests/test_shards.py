@@ -70,9 +70,11 @@ def test_a_blocked_run_repeats_itself_whatever_its_threads_and_helpers(recorded,
     data = prepare_data(BOOKISH, TEXT)
     runs = {n: fingerprint(loop.train(replace(BOOKISH, threads=n), data=data)) for n in (1, 2)}
     assert len(recorded.pids) == 1                    # two threads: one helper process; one thread: none
-    monkeypatch.setenv("RNNLAB_BLOCK_HELPERS", "0")   # as in a Ray task: no helper, the same numbers
+    ray_task = fingerprint(loop.train(replace(BOOKISH, threads=2), data=data, helpers=False))
+    monkeypatch.setenv("RNNLAB_BLOCK_HELPERS", "0")
     alone = fingerprint(loop.train(replace(BOOKISH, threads=2), data=data))
-    assert len(recorded.pids) == 1 and same(runs[1], runs[2]) and same(runs[1], alone)
+    assert len(recorded.pids) == 1                    # no helper in either: the same numbers
+    assert same(runs[1], runs[2]) and same(runs[1], alone) and same(runs[1], ray_task)
     whole = fingerprint(loop.train(replace(BOOKISH, threads=2, shards=1), data=data))
     assert not same(whole, alone)                     # one block sums in another order ...
     assert abs(whole[0][-1][1] - alone[0][-1][1]) < 1e-4   # ... to nearly the same validation loss

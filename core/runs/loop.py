@@ -60,19 +60,21 @@ class Best:
 
 def train(config: TrainConfig, text: str | None = None, on_progress: Callable[[Progress], None] | None = None,
           stop_event: threading.Event | None = None, data: Data | None = None,
-          report_every: float = 1.0, keep_best: bool = False) -> TrainResult:
+          report_every: float = 1.0, keep_best: bool = False, helpers: bool = True) -> TrainResult:
     """Train a language model on text (default: The Time Machine) and return it with its history.
 
-    keep_best: end with the weights of the epoch with the lowest validation loss (early stopping)."""
+    keep_best: end with the weights of the epoch with the lowest validation loss (early stopping).
+    helpers: False computes every batch block in this process (a process with threads of its own to protect, such as
+    a Ray worker; the same numbers, see run_shards)."""
     if not isinstance(config, TrainConfig):
         raise ValueError("train needs a TrainConfig.")
     device = resolve_device(config.device)
     with cpu_threads(config.threads if device.type == "cpu" else 0):
-        return _train(config, device, text, on_progress, stop_event, data, report_every, keep_best)
+        return _train(config, device, text, on_progress, stop_event, data, report_every, keep_best, helpers)
 
 
 def _train(config: TrainConfig, device: torch.device, text: str | None, on_progress, stop_event, data: Data | None,
-           report_every: float, keep_best: bool) -> TrainResult:
+           report_every: float, keep_best: bool, helpers: bool = True) -> TrainResult:
     """train's steps, on the device and CPU threads it chose: the data, the model, every epoch, the result."""
     try:
         if data is None:
@@ -80,7 +82,7 @@ def _train(config: TrainConfig, device: torch.device, text: str | None, on_progr
         check_fits(config, len(data.vocab), device)
         keep_freed_memory(largest_block(config, len(data.vocab)))
         net = build_model(config, len(data.vocab), device)
-        with run_shards(config, net, device, len(data.vocab)) as shards, cpu_threads(1 if shards else 0):
+        with run_shards(config, net, device, len(data.vocab), helpers) as shards, cpu_threads(1 if shards else 0):
             run = Run(config, data, net, device, on_progress, report_every, stop_event, shards)
             start_ce = run.starting_cross_entropy()
             run.record(0, start_ce)
@@ -97,15 +99,16 @@ def _train(config: TrainConfig, device: torch.device, text: str | None, on_progr
 
 
 @contextlib.contextmanager
-def run_shards(config: TrainConfig, net: RNNLM, device: torch.device, vocab_size: int):
+def run_shards(config: TrainConfig, net: RNNLM, device: torch.device, vocab_size: int, helpers: bool = True):
     """The run's batch blocks (core.nn.shards), with a helper process for each block after the first up to the run's
-    CPU threads (none with RNNLAB_BLOCK_HELPERS=0: the same numbers in this process alone); None for one block or a
-    model they do not apply to (core.nn.shards.eligible)."""
+    CPU threads (none when helpers is False or RNNLAB_BLOCK_HELPERS=0: the same numbers in this process alone);
+    None for one block or a model they do not apply to (core.nn.shards.eligible)."""
     if config.shards == 1 or config.split != "book" or not eligible(net, device):
         yield None
         return
     rows = max(config.batch_size, chunk_windows(config, vocab_size))
-    processes = torch.get_num_threads() if os.environ.get("RNNLAB_BLOCK_HELPERS", "1") != "0" else 1
+    helpers = helpers and os.environ.get("RNNLAB_BLOCK_HELPERS", "1") != "0"
+    processes = torch.get_num_threads() if helpers else 1
     with Shards(net, config.shards, processes, -(-rows // config.shards) * config.num_steps) as shards:
         yield shards
 

@@ -63,11 +63,12 @@ def _watch_stop_file(key: str, root, stop: threading.Event, done: threading.Even
             return
 
 
-def run(request: dict, stop: threading.Event | None = None, server_gone: threading.Event | None = None) -> dict:
+def run(request: dict, stop: threading.Event | None = None, server_gone: threading.Event | None = None,
+        helpers: bool = True) -> dict:
     """Train the requested run into the store; errors are stored, never raised. A stop comes from the run's stop
     file, or from `stop` (set with `server_gone` when the server that started the process is gone). A stop that
-    comes before the first step ends the run at once, with nothing to save. Returns the run's final state
-    {"status", "message"}."""
+    comes before the first step ends the run at once, with nothing to save. helpers: False keeps the run's batch
+    blocks in this process (core.runs.loop.train). Returns the run's final state {"status", "message"}."""
     from core.runs.data import prepare_data
     from core.runs import store
     from core.runs.config import TrainConfig
@@ -85,7 +86,7 @@ def run(request: dict, stop: threading.Event | None = None, server_gone: threadi
         if stop.is_set():
             state = {"status": Status.STOPPED, "message": "stopped before its first step: nothing was learnt yet"}
         else:
-            result = train(cfg, data=data, stop_event=stop, on_progress=writer.write)
+            result = train(cfg, data=data, stop_event=stop, on_progress=writer.write, helpers=helpers)
             if server_gone is not None and server_gone.is_set() and result.status == Status.STOPPED:
                 result.message = (f"stopped when the server went away, after {result.final.step} steps; everything "
                                   "learnt is kept")
@@ -108,8 +109,7 @@ def train_into_store(request: dict) -> dict:
     """A whole run as a Ray task: at a lower priority, everything through the store. Returns the final state.
     A Ray worker process runs Ray's own threads: the run computes its batch blocks there without forking helpers."""
     lower_priority()
-    os.environ["RNNLAB_BLOCK_HELPERS"] = "0"
-    return run(request)
+    return run(request, helpers=False)
 
 
 def _end_if_orphaned(server: int, asked: threading.Event, every_s: float = 0.2) -> None:
