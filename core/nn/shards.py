@@ -18,6 +18,7 @@ import mmap
 import os
 import signal
 import struct
+import sys
 import threading
 import time
 
@@ -90,6 +91,12 @@ class _StopFlag:
 
     def is_set(self) -> bool:
         return bool(self.cell[0])
+
+
+def _may_fork() -> bool:
+    """Helpers are forked on Linux only (elsewhere fork is missing, or unsafe beside the system's libraries), and
+    only from a process's main thread (a Streamlit script thread, say, shares its process with a web server)."""
+    return sys.platform.startswith("linux") and threading.current_thread() is threading.main_thread()
 
 
 def _read_exact(fd: int, n: int) -> bytes:
@@ -193,7 +200,7 @@ class Shards:
         self.params = (r.weight_ih_l0, r.bias_ih_l0, r.bias_hh_l0, r.weight_hh_l0, net.head.weight, net.head.bias)
         self.blocks = blocks
         self.helpers: list[_Helper] = []
-        count = min(blocks, processes) - 1 if threading.current_thread() is threading.main_thread() else 0
+        count = min(blocks, processes) - 1 if _may_fork() else 0
         if count > 0 and capacity > 0:
             flat, self.stop = _Memory([(self.params[0].dtype, sum(p.numel() for p in self.params)),
                                        (torch.uint8, 1)]).tensors
