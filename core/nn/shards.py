@@ -224,24 +224,24 @@ class Shards:
             h.close()
 
     def _run(self, op: bytes, ids: torch.Tensor, targets: torch.Tensor, local):
-        """Every block of (T, B) ids and targets: the helpers' blocks sent, this process's computed by local(k,
-        ids, targets, weight), then each helper's answer read (a failed one computed here). Returns, in block
-        order, (weight, local's result or the helper that holds it)."""
+        """Every block of (T, B) ids and targets: the helpers' blocks sent, this process's computed by local(ids,
+        targets, share), then each helper's answer read (a failed one computed here). A block's share is its part
+        of the batch's rows. Returns, in block order, (share, local's result or the helper that holds it)."""
         slices = row_blocks(ids.shape[1], self.blocks)
-        weights = [(s.stop - s.start) / ids.shape[1] for s in slices]
+        shares = [(s.stop - s.start) / ids.shape[1] for s in slices]
         if self.helpers:
             torch._foreach_copy_(self.weights, [p.detach() for p in self.params])
             self.stop[0] = 0
         sent = {}
         for k, s in enumerate(slices[1:len(self.helpers) + 1], start=1):
-            if self.helpers[k - 1].send(op, ids[:, s], targets[:, s], weights[k]):
+            if self.helpers[k - 1].send(op, ids[:, s], targets[:, s], shares[k]):
                 sent[k] = self.helpers[k - 1]
         results: dict = {}
         try:
             with cpu_threads(1):                                   # one thread: the helpers' arithmetic
                 for k, s in enumerate(slices):
                     if k not in sent:
-                        results[k] = local(ids[:, s], targets[:, s], weights[k])
+                        results[k] = local(ids[:, s], targets[:, s], shares[k])
         except BaseException:
             if self.helpers:
                 self.stop[0] = 1                                   # a stop: the helpers end their blocks too
@@ -253,17 +253,17 @@ class Shards:
         with cpu_threads(1):
             for k, s in enumerate(slices):                         # a helper that failed: computed here
                 if k not in results:
-                    results[k] = local(ids[:, s], targets[:, s], weights[k])
-        return [(weights[k], results[k]) for k in range(len(slices))]
+                    results[k] = local(ids[:, s], targets[:, s], shares[k])
+        return [(shares[k], results[k]) for k in range(len(slices))]
 
     def training_loss(self, x: torch.Tensor, y: torch.Tensor):
         """A training step over x, y (batch, time): the batch's mean loss, and backward() that puts its gradients
         into .grad (as RNNLM.training_loss; every window starts from a zero state)."""
         parts = self._run(_TRAIN, x.t(), y.t(), lambda i, t, w: block_step(i, t, self.params, w))
         loss, grads = 0.0, None
-        for weight, part in parts:
+        for share, part in parts:
             value, block = (float(part.result[0]), part.grads) if isinstance(part, _Helper) else part
-            loss += weight * value
+            loss += share * value
             grads = [g.clone() for g in block] if grads is None else [a.add_(g) for a, g in zip(grads, block)]
         return torch.tensor(loss, dtype=torch.float64), None, lambda: put_grads(self.params, grads)
 
