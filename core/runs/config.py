@@ -76,8 +76,8 @@ class TrainConfig:
                            "splits its sums by thread.", lo=0, hi=256)
     shards: int = setting(1, "Batch blocks", "A batch's rows cut into this many blocks, each computed on one CPU "
                           "thread and, where the run has the threads, in a process of its own (one tanh layer over "
-                          "characters on the CPU; other models ignore it). The numbers depend on the blocks, not on "
-                          "the threads.", lo=1, hi=16)
+                          "one-hot tokens on the book split, on the CPU; other runs ignore it). The numbers depend on "
+                          "the blocks, not on the threads.", lo=1, hi=16)
     init: Literal["default", "book"] = setting(
         "default", "Initialisation", "default: PyTorch's; book: the book's scratch RNN (weights N(0, 0.01²), "
         "biases 0, one hidden bias).")
