@@ -49,6 +49,7 @@ class Timer:
 
     def __init__(self, device: str = "cpu"):
         self.seconds = {p: 0.0 for p in PHASES}
+        self.blocks = False   # whether the steps went through core.nn.shards
         self.device = device
 
     def wrap(self, phase, fn):
@@ -62,25 +63,27 @@ class Timer:
 
 
 def profiled_run(config, data):
-    """One run with its phases timed; returns (seconds in train(), seconds by phase, the result)."""
+    """One run with its phases timed; returns (seconds in train(), seconds by phase, the result, whether its steps
+    ran in batch blocks)."""
     timer = Timer(config.device)
 
-    def split(training_loss):  # the forward phase; the backward() it returns is the backward phase
+    def split(training_loss, blocks: bool):  # the forward phase; the backward() it returns is the backward phase
         step_loss = timer.wrap(PHASES[0], training_loss)
 
         def timed(*args, **kwargs):
+            timer.blocks = timer.blocks or blocks
             loss, state, backward = step_loss(*args, **kwargs)
             return loss, state, timer.wrap(PHASES[1], backward)
         return timed
 
     # a run in batch blocks (core.nn.shards) computes each block's forward and backward in one go: both are in the
     # forward phase, and its backward phase only hands the summed gradients over
-    patched = [(loop.RNNLM, "training_loss", None), (loop.Shards, "training_loss", None),
+    patched = [(loop.RNNLM, "training_loss", False), (loop.Shards, "training_loss", True),
                (loop, "clip_gradients", PHASES[2]), (loop.PlainSGD, "step", PHASES[3]),
                (loop.PlainAdamW, "step", PHASES[3]), (loop, "evaluate", PHASES[4]), (loop, "sample", PHASES[5])]
     originals = [getattr(owner, name) for owner, name, _ in patched]
     for (owner, name, phase), fn in zip(patched, originals):
-        setattr(owner, name, split(fn) if phase is None else timer.wrap(phase, fn))
+        setattr(owner, name, split(fn, phase) if isinstance(phase, bool) else timer.wrap(phase, fn))
     try:
         t0 = clock(config.device)
         result = loop.train(config, data=data)
@@ -88,7 +91,7 @@ def profiled_run(config, data):
     finally:
         for (owner, name, _), fn in zip(patched, originals):
             setattr(owner, name, fn)
-    return total, timer.seconds, result
+    return total, timer.seconds, result, timer.blocks
 
 
 def import_seconds() -> float:
@@ -166,7 +169,7 @@ def main() -> None:
              else f"the CPU ({threads} thread{'s' if threads > 1 else ''})")
     print(f"{args.preset} preset, {config.epochs} epochs on {where}, "
           f"median of {len(runs)} runs; validation perplexity {runs[0][2].final.val_ppl:.3f}")
-    if config.shards > 1 and config.split == "book" and args.device == "cpu":
+    if runs[0][3]:   # the run went through core.nn.shards
         phases = {(f"forward and backward, {config.shards} blocks" if p == PHASES[0] else
                    "backward: the blocks' gradients handed over" if p == PHASES[1] else p): v
                   for p, v in phases.items()}

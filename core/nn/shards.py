@@ -35,9 +35,9 @@ _OK, _FAILED = b"k", b"x"
 
 
 def eligible(net, device: torch.device) -> bool:
-    """The path blocks work on: one tanh layer over one-hot tokens, no dropout, on the CPU."""
-    return (device.type == "cpu" and net.embedding is None and net.cell.token_input == "fused"
-            and net.spec.num_layers == 1 and net.spec.dropout == 0 and not net.rnn.bidirectional)
+    """The path blocks work on: the fused CPU path over token ids (RNNLM's own test), one layer, no dropout."""
+    tokens = torch.empty(0, 0, dtype=torch.long, device=device)
+    return net._fused_tokens(tokens) and net.spec.num_layers == 1 and net.spec.dropout == 0
 
 
 def row_blocks(rows: int, blocks: int) -> list[slice]:

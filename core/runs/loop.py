@@ -74,7 +74,7 @@ def train(config: TrainConfig, text: str | None = None, on_progress: Callable[[P
 
 
 def _train(config: TrainConfig, device: torch.device, text: str | None, on_progress, stop_event, data: Data | None,
-           report_every: float, keep_best: bool, helpers: bool = True) -> TrainResult:
+           report_every: float, keep_best: bool, helpers: bool) -> TrainResult:
     """train's steps, on the device and CPU threads it chose: the data, the model, every epoch, the result."""
     try:
         if data is None:
@@ -103,7 +103,7 @@ def run_shards(config: TrainConfig, net: RNNLM, device: torch.device, vocab_size
     """The run's batch blocks (core.nn.shards), with a helper process for each block after the first up to the run's
     CPU threads (none when helpers is False or RNNLAB_BLOCK_HELPERS=0: the same numbers in this process alone);
     None for one block or a model they do not apply to (core.nn.shards.eligible)."""
-    if config.shards == 1 or config.split != "book" or not eligible(net, device):
+    if not in_blocks(config, net, device):
         yield None
         return
     rows = max(config.batch_size, chunk_windows(config, vocab_size))
@@ -111,6 +111,11 @@ def run_shards(config: TrainConfig, net: RNNLM, device: torch.device, vocab_size
     processes = torch.get_num_threads() if helpers else 1
     with Shards(net, config.shards, processes, -(-rows // config.shards) * config.num_steps) as shards:
         yield shards
+
+
+def in_blocks(config: TrainConfig, net: RNNLM, device: torch.device) -> bool:
+    """Whether the run computes its batches in blocks: more than one asked for, the book split, a model they fit."""
+    return config.shards > 1 and config.split == "book" and eligible(net, device)
 
 
 def build_model(config: TrainConfig, vocab_size: int, device: torch.device) -> RNNLM:
@@ -154,7 +159,7 @@ def evaluate(net: RNNLM, data: Data, config: TrainConfig, device: torch.device, 
     batch blocks (shards: its helpers; by default this process alone, with the same numbers).
     Whole split: the held-out text as `streams` parallel pieces, state carried across each.
     part="train" scores (up to 2,048 of) the book split's training windows instead (the start of a run)."""
-    if config.split == "book" and shards is None and config.shards > 1 and eligible(net, device):
+    if shards is None and in_blocks(config, net, device):
         shards = Shards(net, config.shards)
     net.eval()
     total, count = 0.0, 0
