@@ -216,3 +216,30 @@ def test_the_passage_run_repeats_itself_under_one_and_two_threads(passage_run, c
     assert readings.against_stored([replace(r, train_ppl=r.train_ppl * 2) for r in stored], stored).kind == \
         "passage.differs"
     assert readings.what_repeats(stored).kind == "passage.repeats"
+
+
+def test_a_stored_run_is_recognised_with_the_defaults_of_settings_added_later():
+    """Issue 62: the stored run's settings lacked the fields TrainConfig gained later, so an exercise did not
+    recognise it and retrained. A setting a stored run does not name gets its default; any other difference, or a
+    setting that is not a run's, is another run."""
+    cfg = passage.config(0)
+    older = {k: v for k, v in cfg.to_dict().items() if k != "shards"}      # shards came later; default 1
+    assert cfg.same_run(older) and cfg.same_run(cfg.to_dict())
+    assert not cfg.same_run({k: v for k, v in cfg.to_dict().items() if k != "threads"})   # default 0, not 1
+    assert not cfg.same_run({**cfg.to_dict(), "lr": 1.0})
+    assert not cfg.same_run({**cfg.to_dict(), "unheard_of": 1})
+    assert cfg.same_run(passage_store.load_baked().meta.config)           # the shipped run is this one
+
+
+def test_the_forcing_exercise_reads_the_stored_run_act_four_draws(corpus_text):
+    """Issue 62: Act 4's figure said 85% and 10% after 20 epochs while the exercise beside it, retrained on another
+    CPU, explained 76% and 8%. It reads the stored run's weights now, and says where its numbers come from."""
+    from core.exercises.bank import BANK
+    baked = passage_store.load_baked()
+    sol = BANK["ch_forcing"].run()
+    tf = passage.teacher_forcing(baked.models[20], passage.passage(corpus_text))
+    assert "(the stored run Act 4 shows)" in sol.explanation
+    assert f"{100 * tf.forced_accuracy:.0f}% of the passage's next characters" in sol.explanation
+    assert f"{100 * tf.free_accuracy:.0f}% when fed its own guesses" in sol.explanation
+    other = BANK["ch_forcing"].run({"seed": 1})            # not the stored run: trained, and it says so
+    assert "a run trained for this answer" in other.explanation

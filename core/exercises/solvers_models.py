@@ -110,17 +110,22 @@ def _stored_passage(cfg):
         baked = passage_store.load_baked()
     except ValueError:
         return None
-    return baked if baked.meta.config == cfg.to_dict() else None
+    return baked if cfg.same_run(baked.meta.config) else None
 
 
-def _passage_model(s: dict, epochs: int):
-    """The passage run's model after `epochs` epochs: the stored run's weights at that epoch where it kept them
-    (a shorter run with the same seed passes through the very same weights), else trained now."""
+TRAINED_NOW = " (a run trained for this answer: the stored run Act 4 shows has other settings or epochs)"
+FROM_STORED = " (the stored run Act 4 shows)"
+
+
+def _passage_model(s: dict, epochs: int) -> tuple:
+    """The passage run's model after `epochs` epochs and where it came from (FROM_STORED or TRAINED_NOW): the
+    stored run's weights at that epoch where it kept them (a shorter run with the same seed passes through the very
+    same weights), else trained now."""
     from core.lesson import passage
     baked = _stored_passage(passage.config(s.get("seed", 0)))
     if baked is not None and epochs in baked.models:
-        return baked.models[epochs]
-    return _passage(s, epochs=epochs).lm
+        return baked.models[epochs], FROM_STORED
+    return _passage(s, epochs=epochs).lm, TRAINED_NOW
 
 
 def passage_held_out(s: dict) -> Solution:
@@ -128,7 +133,7 @@ def passage_held_out(s: dict) -> Solution:
     run = _passage(s)
     history = run.history
     first, last = history[0].val_ppl, history[-1].val_ppl
-    where = " (the stored run Act 4 shows)" if isinstance(run, Baked) else ""
+    where = FROM_STORED if isinstance(run, Baked) else TRAINED_NOW
     answer = "higher" if last > 1.1 * first else "lower" if last < first / 1.1 else "about the same"
     return Solution(answer, f"On the text after the passage, perplexity goes from {first:.1f} before training to "
                             f"{last:.1f} after {history[-1].epoch} epochs{where}, while on the passage itself it falls "
@@ -141,11 +146,11 @@ def passage_held_out(s: dict) -> Solution:
 def forcing_or_free(s: dict) -> Solution:
     from core.lesson import passage
     from core.text.corpus import load_corpus
-    lm = _passage_model(s, s["epochs"])
+    lm, where = _passage_model(s, s["epochs"])
     tf = passage.teacher_forcing(lm, passage.passage(load_corpus()))
     answer = "teacher forcing" if tf.forced_accuracy > tf.free_accuracy else "free running" \
         if tf.free_accuracy > tf.forced_accuracy else "the same"
-    return Solution(answer, f"After {s['epochs']} epochs: {100 * tf.forced_accuracy:.0f}% of the passage's next "
+    return Solution(answer, f"After {s['epochs']} epochs{where}: {100 * tf.forced_accuracy:.0f}% of the passage's next "
                             f"characters right when fed the true previous ones, {100 * tf.free_accuracy:.0f}% when "
                             "fed its own guesses. " + ("One wrong guess changes everything it reads next." if
                                                        tf.free_accuracy < tf.forced_accuracy else

@@ -98,11 +98,21 @@ class TrainConfig:
 
     @classmethod
     def from_dict(cls, d: dict) -> "TrainConfig":
+        """The settings a stored run was trained with. A setting the run does not name is one added after it was
+        stored, and gets its default (what every run had before the setting existed)."""
         names = {f.name for f in fields(cls)}
         unknown = set(d) - names
         if unknown:
             raise ValueError(f"Unknown training settings: {', '.join(sorted(map(short, unknown)))}.")
         return cls(**d)
+
+    def same_run(self, stored: dict) -> bool:
+        """Whether a stored run's settings (a run file's config) are these, the settings it does not name at their
+        defaults (a run stored before they existed); False for settings that are not a run's."""
+        try:
+            return TrainConfig.from_dict(stored) == self
+        except (TypeError, ValueError):
+            return False
 
 
 SETTINGS: dict[str, Setting] = declared(TrainConfig)
