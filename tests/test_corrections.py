@@ -30,9 +30,21 @@ def test_forecasting_explains_a_test_error_below_the_training_error_with_its_own
 def test_the_parameter_calculator_names_its_largest_terms_from_the_numbers():
     at = page("tokens").run()
     text = " ".join(m.value for m in at.markdown)
-    assert "W_hh has 65,536, 39.1 times fewer than the largest" in text   # |V| = 10,000, h = d = 256
+    assert "W_hh has 65,536 parameters (the largest term has 39.1 times as many)" in text   # |V| = 10,000, h = d = 256
     from pages.tokens import largest_terms
     assert "recurrent weights W_hh" in largest_terms(param_counts.rnn_parameter_terms(28, 0, 512)).split(".")[0]
+
+
+def test_the_parameter_calculator_at_the_smallest_sizes():
+    """Issue 62: at V=2&k=1&h=1&d=0 it wrote '10^0.6' for a 4-entry table, '1, 2 times fewer', and named two of
+    three terms tied at 2, leaving out b_q."""
+    at = page("tokens", V="2", k="1", h="1", d="0").run()
+    assert not at.exception
+    assert any(m.value == "4" for m in at.metric)                          # 2^(1+1) entries, written out
+    text = " ".join(shown(m) for m in at.markdown)
+    assert "tied at 2 each, are input weights W_xh (|V| x h), output weights W_hq (h x |V|) and output bias b_q" in text
+    assert "W_hh has 1 parameter (the largest term has 2 times as many)" in text and "1, 2 times" not in text
+    assert param_counts.power_of_ten(10 ** 84) == "10^84" and param_counts.power_of_ten(531_441) == "531,441"
 
 
 def test_the_saturation_message_quotes_the_measured_slope():

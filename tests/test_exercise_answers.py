@@ -199,6 +199,28 @@ def test_gf_align__power_iteration_by_hand():
     assert answer("gf_align") == "the eigenvector of the largest |eigenvalue|"
 
 
+def test_gf_align_and_gf_clip_explain_their_other_setting_by_the_number_that_decides_it():
+    """Issue 62: gf_align's other setting (M x once) is decided by the cosine between M x and x, which its
+    explanation states; gf_clip's other setting (θ = 5) leaves the gradient alone, and its explanation says so
+    instead of 'multiplied every step by the same 1'."""
+    import re
+    once = BANK["gf_align"].run(BANK["gf_align"].other)
+    own = float(re.search(r"and ([0-9.]+) with x itself", once.explanation).group(1))
+    assert own == pytest.approx(once.numbers["cosine with x"], abs=1e-6)
+    assert once.answer == ("x's own direction" if own > 0.99 else "no particular direction")
+    top = float(re.search(r"M\^1 x has cosine ([0-9.]+) with it", once.explanation).group(1))
+    assert top < 0.99          # not yet turned to the top eigenvector after one product
+    wide = BANK["gf_clip"].run(BANK["gf_clip"].other).explanation
+    assert "leaves it alone" in wide and "the same 1" not in wide
+    assert "multiplied every step by the same" in BANK["gf_clip"].run().explanation
+
+
+def test_tok_table_names_the_digits_of_v_as_its_logarithm():
+    """Issue 62: answering k + 1 names the mistake with log10 |V| (4 for 10,000), not 'the digits of |V|' (5)."""
+    graded = core_ex.grade(BANK["tok_table"], 21)
+    assert not graded.correct and "21 times log10 |V| = 4" in graded.message
+
+
 def test_book_long__0_9_and_1_1_to_the_100():
     assert 0.9 ** 100 < 1e-3 and 1.1 ** 100 > 1e3
     assert answer("book_long") == "the gradient vanishes or explodes over the steps"

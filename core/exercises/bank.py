@@ -29,18 +29,19 @@ BANK: dict[str, Exercise] = {e.key: e for e in (
              "autoregressive model see (the smallest τ) to predict the sine exactly?", NUMBER,
              maths.window_without_noise,
              {}, "A sine is the solution of a second-order recurrence.", tolerance=0.0, absolute=0.0,
-             book="9.1 Working with Sequences, #1.2"),
+             book="v1.0's 9.1 Working with Sequences, #1.2"),
     Exercise("tok_table", "tokens", "The book's exercise: a table that predicts the next word from the k = 20 words "
              "before it, over a vocabulary of |V| = 10,000 words, has about 10 to the power of what entries?",
              NUMBER, maths.ngram_table_power, {"V": 10_000, "k": 20},
              "One probability for every possible next token after every possible context.", tolerance=0.0,
              absolute=0.3, other={"k": 2}, other_label="two words of context", url={"V": 10_000, "k": 20},
-             book="RNN section, #4"),
+             book="the newer draft's Recurrent Neural Networks section, #4 (not in v1.0)"),
     Exercise("tok_rnn", "tokens", "The book's exercise, continued: an RNN language model over the same |V| = 10,000 "
              "words, each word embedded in d = 256 numbers, with h = 256 hidden units: how many parameters (E, "
              "W_xh, W_hh, b_h, W_hq, b_q)?", NUMBER, maths.rnn_parameters, {"V": 10_000, "d": 256, "h": 256},
              "Add |V|·d, d·h, h·h, h, h·|V| and |V|.", tolerance=0.001,
-             other={"h": 512}, other_label="h = 512", url={"V": 10_000, "h": 256, "d": 256}, book="RNN section, #4"),
+             other={"h": 512}, other_label="h = 512", url={"V": 10_000, "h": 256, "d": 256},
+             book="the newer draft's Recurrent Neural Networks section, #4 (not in v1.0)"),
     Exercise("tok_coverage", "tokens", "What share of the possible 4-grams of letters and spaces does The Time "
              "Machine contain?", CHOICE, maths.coverage_share, {"n": 4},
              "There are 27⁴ = 531,441 possible 4-grams and "
@@ -62,14 +63,14 @@ BANK: dict[str, Exercise] = {e.key: e for e in (
     Exercise("book_output", "rnn_cell", "The book's exercise: an RNN predicts the next character of The Time Machine, "
              "cleaned to lower-case letters and spaces. How many numbers must its output layer give at each step?",
              NUMBER, maths.output_size, {}, "One score for every token the model could predict next.", tolerance=0.0,
-             absolute=0.0, needs_corpus=True, book="RNN section, #1"),
+             absolute=0.0, needs_corpus=True, book="v1.0's 9.4 Recurrent Neural Networks, #1"),
     Exercise("book_condition", "rnn_cell", "The book's exercise: why can an RNN's prediction at step t depend on every "
              "earlier token, however many there are?", CHOICE, maths.reaches_back,
              {"text": "the time machine", "swap": "l", "h": 16},
              "What does each step read besides the new token, and how big is it?",
              options=("its hidden state carries a summary of every earlier token forward",
                       "it keeps every earlier token in memory", "its input window grows with the text"),
-             book="RNN section, #2"),
+             book="v1.0's 9.4 Recurrent Neural Networks, #2"),
     Exercise("samp_cold", "sampling", "What does sampling at a temperature near zero (T = 0.01) produce?", CHOICE,
              models.cold_temperature, {"prefix": PREFIX, "length": 60, "temperature": 0.01},
              "Dividing the scores by a tiny T makes the differences between them huge.",
@@ -105,23 +106,24 @@ BANK: dict[str, Exercise] = {e.key: e for e in (
                       "extra step", "nothing changes"),
              other={"low": 1.0, "high": 1.0}, other_label="ρ = 1 exactly", url={"kind": "orthogonal", "T": 100,
                                                                                        "use_tanh": False},
-             book="RNN section, #3"),
-    Exercise("book_problem", "gradient_flow", "The book's exercise, first half: a problem of this language model. "
+             book="v1.0's 9.4 Recurrent Neural Networks, #3"),
+    Exercise("book_problem", "gradient_flow", "The book's exercise: a problem of this language model. "
              "Through a tanh RNN with weight scale 1, what happens to a gradient sent back 100 steps?", CHOICE,
              maths.language_model_problem, {"n": 32, "scale": 1.0, "T": 100, "use_tanh": True},
              "Each step back multiplies by W_hh and by tanh's slopes, all below 1.",
              options=(maths.FADES, maths.KEEPS, maths.EXPLODES), other={"scale": 4.0, "use_tanh": False},
              other_label="scale 4, no tanh", url={"scale": 1.0, "T": 100, "use_tanh": True},
-             book="RNN section, #5"),
+             book="v1.0's 9.4 Recurrent Neural Networks, #4"),
     Exercise("gf_power", "gradient_flow", "The book's exercise: a symmetric M has eigenvalues 1.2, 0.9 and 0.5. What "
              "is the largest |eigenvalue| of M^10?", NUMBER, maths.power_eigenvalue,
              {"eigenvalues": [1.2, 0.9, 0.5], "k": 10}, "Apply M to one of its eigenvectors ten times.",
-             tolerance=0.01, other={"k": 30}, other_label="M^30", book="9.7 Backpropagation Through Time, #1.1"),
+             tolerance=0.01, other={"k": 30}, other_label="M^30",
+             book="v1.0's 9.7 Backpropagation Through Time, #1.1"),
     Exercise("gf_align", "gradient_flow", "The book's exercise, continued: multiply a random vector x by that M thirty "
              "times. Which direction does M^30 x point in?", CHOICE, maths.power_alignment,
              {"eigenvalues": [1.2, 0.9, 0.5], "k": 30}, "Which component of x grows fastest?",
              options=("the eigenvector of the largest |eigenvalue|", "x's own direction", "no particular direction"),
-             other={"k": 1}, other_label="M x, once", book="9.7 Backpropagation Through Time, #1.2"),
+             other={"k": 1}, other_label="M x, once", book="v1.0's 9.7 Backpropagation Through Time, #1.2"),
     Exercise("tr_untrained", "training", "Before its first step, what perplexity does the book's character RNN "
              "(28 tokens, tiny random weights) have on its training windows?", NUMBER, models.untrained_perplexity,
              {"windows": 2000, "h": 32}, "Tiny weights: every score is about the same.", tolerance=0.05,
@@ -146,7 +148,9 @@ BANK: dict[str, Exercise] = {e.key: e for e in (
              {"h": 16, "T": 100, "forget_bias": 20.0, "input_bias": 20.0},
              "Along the memory cell, each step back multiplies by the forget gate only.",
              options=(maths.FADES, maths.KEEPS, maths.EXPLODES), other={"forget_bias": 0.0},
-             other_label="forget-gate bias 0", url={"act": 5}, book="RNN section, #5"),
+             other_label="forget-gate bias 0", url={"act": 5},
+             book="the newer draft's Recurrent Neural Networks section, #5, its second half (v1.0's 9.4 asks "
+                  "only the first half, as #4)"),
 )}
 
 

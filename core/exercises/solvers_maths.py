@@ -93,7 +93,7 @@ def ngram_table_power(s: dict) -> Solution:
                      (k - 1) * digits: f"{(k - 1) * digits:g} is |V|^{k - 1}: the context is {k} tokens, and the table "
                                        f"also needs the next one, |V|^{k + 1}.",
                      float(k + 1): f"{k + 1} is how many tokens one entry covers; the table has |V|^{k + 1} "
-                                   "entries, a power of ten this many times the digits of |V|."})
+                                   f"entries, so the power of ten is {k + 1} times log10 |V| = {digits:g}."})
 
 
 def rnn_parameters(s: dict) -> Solution:
@@ -221,11 +221,18 @@ def clipping_restores(s: dict) -> Solution:
     a = gradflow.analyse(s["n"], s["scale"], s["T"], theta=s["theta"])
     before, after = gradflow.distant_share(a.shown), gradflow.distant_share(a.clipped)
     same = math.isclose(before, after, rel_tol=1e-9, abs_tol=1e-300)
-    return Solution("no" if same else "yes",
-                    f"The older half of the steps carries {100 * before:.3g}% of the squared gradient before "
-                    f"clipping and {100 * after:.3g}% after: clipping multiplied every step by the same "
-                    f"{a.clip_factor:.3g}, so each step's share " + ("is unchanged." if same else "changed."),
-                    {"share before (%)": 100 * before, "share after (%)": 100 * after})
+    shares = (f"The older half of the steps carries {100 * before:.3g}% of the squared gradient before clipping and "
+              f"{100 * after:.3g}% after")
+    if a.clip_factor == 1.0:
+        how = (f"the stacked gradient's norm, {a.whole_norm:.3g}, is not above θ = {s['theta']:g}, so clipping "
+               "leaves it alone and nothing can change; where the norm is above θ, clipping multiplies every "
+               "step by one factor, and the shares stay the same then too.")
+    else:
+        how = (f"the stacked gradient's norm, {a.whole_norm:.3g}, is above θ = {s['theta']:g}, so clipping "
+               f"multiplied every step by the same {a.clip_factor:.3g}, and each step's share "
+               + ("is unchanged." if same else "changed."))
+    return Solution("no" if same else "yes", f"{shares}: {how}",
+                    {"share before (%)": 100 * before, "share after (%)": 100 * after, "clip factor": a.clip_factor})
 
 
 def long_sequences(s: dict) -> Solution:
@@ -273,6 +280,9 @@ def power_eigenvalue(s: dict) -> Solution:
                                                            "the power k."})
 
 
+ALIGNED = 0.99      # two directions whose |cosine| is above this count as the same
+
+
 def power_alignment(s: dict) -> Solution:
     """The book's 9.7 exercise 2: M^k x turns towards the eigenvector of the largest |eigenvalue|."""
     M = _symmetric(s["eigenvalues"])
@@ -281,13 +291,15 @@ def power_alignment(s: dict) -> Solution:
     x = np.random.default_rng(1).standard_normal(len(vals))
     y = np.linalg.matrix_power(M, s["k"]) @ x
     cos_x, cos_y = (abs(float(v @ top)) / float(np.linalg.norm(v)) for v in (x, y))
-    answer = "the eigenvector of the largest |eigenvalue|" if cos_y > 0.99 else "x's own direction" \
-        if abs(float(y @ x)) / (np.linalg.norm(y) * np.linalg.norm(x)) > 0.99 else "no particular direction"
+    cos_own = abs(float(y @ x)) / float(np.linalg.norm(y) * np.linalg.norm(x))
+    answer = "the eigenvector of the largest |eigenvalue|" if cos_y > ALIGNED else "x's own direction" \
+        if cos_own > ALIGNED else "no particular direction"
     return Solution(answer, f"A random x makes an angle whose cosine is {cos_x:.3f} with the top eigenvector; "
-                            f"M^{s['k']} x has cosine {cos_y:.6f} with it. Each multiplication scales the "
-                            "top component most, so the others fade: for an RNN, the gradient sent back many "
+                            f"M^{s['k']} x has cosine {cos_y:.6f} with it, and {cos_own:.6f} with x itself "
+                            f"(a cosine above {ALIGNED:g} counts as the same direction). Each multiplication scales "
+                            "the top component most, so the others fade: for an RNN, the gradient sent back many "
                             "steps ends up along one direction, whatever the loss asked for.",
-                    {"cosine before": cos_x, f"cosine after M^{s['k']}": cos_y})
+                    {"cosine before": cos_x, f"cosine after M^{s['k']}": cos_y, "cosine with x": cos_own})
 
 
 def linear_regime(s: dict) -> Solution:

@@ -3,6 +3,8 @@ trained model of any cell (core.nn.cells: its gates) and depth. Pure arithmetic,
 own parameter count in the tests."""
 from __future__ import annotations
 
+import math
+
 from core.claims import Claim, claim
 from core.checks import check_int
 
@@ -69,23 +71,42 @@ def input_choice(cases: list[tuple[int, int, int]]) -> Claim:
 
 
 def largest_terms(terms: dict[str, int]) -> Claim:
-    """The RNN's parameter terms (rnn_parameter_terms) ranked: the two largest, and W_hh against the largest when
-    it is not among them, with the sizes the largest term grows with (the letters in its shape)."""
+    """The RNN's parameter terms (rnn_parameter_terms) ranked: the two largest (every term tied with them named
+    too), and W_hh against the largest when it is not among them, with the sizes the largest term grows with (the
+    letters in its shape)."""
     if len(terms) < 2:
         raise ValueError("Give the RNN's parameter terms, at least two.")
     ranked = sorted(terms.items(), key=lambda kv: kv[1], reverse=True)
-    (first, n1), (second, n2) = ranked[0], ranked[1]
+    (first, n1), (_, n2) = ranked[0], ranked[1]
+    top = [(k, v) for k, v in ranked if v >= n2]           # the two largest and any term tied with them
+    if len({v for _, v in top}) == 1:
+        names = [k for k, _ in top]
+        text = f"Its largest terms here, tied at {n1:,} each, are {', '.join(names[:-1])} and {names[-1]}."
+    else:
+        named = [f"{k} ({v:,})" for k, v in top]
+        text = f"Its largest terms here are {', '.join(named[:-1])} and {named[-1]}."
     recurrent = next(v for k, v in terms.items() if "W_hh" in k)
-    text = f"Its largest terms here are {first} ({n1:,}) and {second} ({n2:,})."
     if recurrent >= n2:                           # W_hh among the two largest (ties included)
         return claim("params.hh_large", text, largest=n1, recurrent=recurrent)
     shape = first[first.rindex("(") + 1: first.rindex(")")]
-    grows = " and ".join(dict.fromkeys(f for f in shape.split(" x ") if f != "h"))
+    grows = " and ".join(dict.fromkeys(f for k, _ in top if k == first or terms[k] == n1
+                                       for f in k[k.rindex("(") + 1: k.rindex(")")].split(" x ") if f != "h"))
     ratio = max(n1, 1) / max(recurrent, 1)
-    fewer = f"{ratio:,.0f}" if ratio >= 100 else f"{ratio:.3g}"
-    return claim("params.hh_small", f"{text} The recurrent matrix W_hh has {recurrent:,}, {fewer} times fewer than "
-                 f"the largest: at these sizes the terms that grow with {grows} outweigh the h × h recurrence.",
+    times = f"{ratio:,.0f}" if ratio >= 100 else f"{ratio:.3g}"
+    return claim("params.hh_small", f"{text} The recurrent matrix W_hh has {recurrent:,} parameter"
+                 f"{'s' if recurrent != 1 else ''} (the largest term has {times} times as many): at these sizes the "
+                 f"terms that grow with {grows or shape} outweigh the h × h recurrence.",
                  largest=n1, recurrent=recurrent)
+
+
+def power_of_ten(n: int) -> str:
+    """A count as a learner reads it at once: written out below a million (4, 531,441), else a power of ten:
+    10^84, or 10^84.3 between whole powers."""
+    n = check_int("count", n, 1)
+    if n < 1_000_000:
+        return f"{n:,}"
+    exp = math.log10(n)
+    return f"10^{exp:.0f}" if abs(exp - round(exp)) < 0.05 else f"10^{exp:.1f}"
 
 
 def model_parameters(vocab_size: int, hidden: int, embed_dim: int, layers: int, gates: int) -> int:
