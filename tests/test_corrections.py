@@ -92,7 +92,7 @@ def test_the_proof_compares_with_a_plain_torch_nn_rnn_and_says_so():
     from core.nn import verify
     from core.nn.fused import FusedRNN
     case = verify.CASES[0]
-    model = verify._torch_model(case, "torch", case.data()[0])
+    model = verify.torch_model(case, "torch", case.data()[0])
     assert type(model.rnn) is torch.nn.RNN and not isinstance(model.rnn, FusedRNN)
     names = [r.name for r in verify.forward_checks()] + [r.name for r in verify.autograd_checks()]
     assert sum("torch.nn.RNN (torch's own kernel)" in n for n in names) == len(verify.CASES)

@@ -173,14 +173,14 @@ def test_one_hot_input_gradients_are_bitwise_repeatable(cell):
 def test_log_probabilities_written_over_the_logits_and_the_target_positions():
     # The fused output layer's log-softmax overwrites its logits on the CPU: the same numbers as log_softmax into
     # a new tensor, bit for bit. Target positions: two sizes in a row (their column numbers are kept by size).
-    from core.nn.fused import _log_probs_t, _target_positions
+    from core.nn.fused import log_probs_t, target_positions
     g = torch.Generator().manual_seed(3)
     weight, bias = torch.randn(28, 32, generator=g), torch.randn(28, generator=g)
     for n in (4096, 1000, 4096):
         h = torch.randn(n, 32, generator=g)
-        assert torch.equal(_log_probs_t(h, weight, bias),
+        assert torch.equal(log_probs_t(h, weight, bias),
                            torch.log_softmax(torch.mm(weight, h.t()) + bias.unsqueeze(1), dim=0))
         targets = torch.randint(0, 28, (n,), generator=g)
-        at = _target_positions(targets)
+        at = target_positions(targets)
         assert torch.equal(torch.div(at, n, rounding_mode="floor"), targets)
         assert torch.equal(at % n, torch.arange(n))

@@ -312,7 +312,7 @@ def linear_regime(s: dict) -> Solution:
 FADES, KEEPS, EXPLODES = "it fades over the steps", "it keeps its size", "it explodes over the steps"
 
 
-def _fate(norm: float) -> str:
+def fate(norm: float) -> str:
     """What happened to a gradient that started at norm 1, after many steps: below 1e-3 faded, above 1e3 exploded."""
     return FADES if norm < 1e-3 else EXPLODES if norm > 1e3 else KEEPS
 
@@ -322,7 +322,7 @@ def language_model_problem(s: dict) -> Solution:
     the tanh RNN (the Gradient flow lab's own computation, T steps back)."""
     a = gradflow.analyse(s["n"], s["scale"], s["T"], use_tanh=s["use_tanh"], input_scale=s.get("input_scale", 1.0))
     norm = float(a.shown[-1])
-    answer = _fate(norm)
+    answer = fate(norm)
     through = "through tanh" if s["use_tanh"] else "with no tanh"
     why = {FADES: "so a token that far back hardly changes what the model learns: the RNN has a state that can carry "
                   "the whole past, but training cannot teach it to use tokens far back (the vanishing gradient).",

@@ -166,7 +166,7 @@ def gated_path(s: dict) -> Solution:
     its input gate shut carries the gradient back over T steps by autograd; with the forget gate at its untrained
     middle (bias 0, f about 0.5) it fades like a tanh RNN's."""
     import torch
-    from core.exercises.solvers_maths import _fate
+    from core.exercises.solvers_maths import fate
     torch.manual_seed(0)
     h = s["h"]
     cell = torch.nn.LSTMCell(h, h).double()
@@ -183,7 +183,7 @@ def gated_path(s: dict) -> Solution:
     g = g / g.norm()
     (grad,) = torch.autograd.grad((cx * g).sum(), c0)
     norm = float(grad.norm())
-    answer = _fate(norm)
+    answer = fate(norm)
     f = 1 / (1 + math.exp(-s["forget_bias"]))
     gate = f"f = 1 - {1 - f:.1e}" if f > 0.999 else f"f ≈ {f:.3g} before its inputs move it"
     return Solution(answer, f"An LSTM cell with forget-gate bias {s['forget_bias']:g} ({gate}) and input-gate bias "

@@ -85,7 +85,7 @@ def _backprop(d_hs: torch.Tensor, hs: torch.Tensor, h0: torch.Tensor | None, w_h
     return d_a, d_h0, d_w_hh
 
 
-def _token_states(ids: torch.Tensor, w_ih: torch.Tensor, bias: torch.Tensor, h0: torch.Tensor, w_hh: torch.Tensor):
+def token_states(ids: torch.Tensor, w_ih: torch.Tensor, bias: torch.Tensor, h0: torch.Tensor, w_hh: torch.Tensor):
     """Layer 0 over one-hot tokens given as ids (T, B): X_t W_ih^T + b is row ids[t] of (W_ih^T + b), a lookup
     (of _doubled's rows, from a doubled table). Returns the flat ids and all states (T, B, h)."""
     flat, batch = ids.reshape(-1), ids.shape[1]
@@ -118,13 +118,13 @@ class _TanhRNN(torch.autograd.Function):
 
 
 class _TokenTanhRNN(torch.autograd.Function):
-    """The first layer with one-hot inputs given as token ids: a lookup instead of a product (_token_states)."""
+    """The first layer with one-hot inputs given as token ids: a lookup instead of a product (token_states)."""
 
     @staticmethod
     def forward(ctx, ids: torch.Tensor, w_ih: torch.Tensor, bias: torch.Tensor, h0: torch.Tensor | None,
                 w_hh: torch.Tensor) -> torch.Tensor:
         """ids: (T, B) time-major token ids; w_ih: (h, V); bias: (h,) the sum of both biases; h0 None: zeros."""
-        flat, hs = _token_states(ids, w_ih, bias, h0, w_hh)
+        flat, hs = token_states(ids, w_ih, bias, h0, w_hh)
         ctx.save_for_backward(flat, hs, h0, w_hh)
         ctx.vocab = w_ih.shape[1]
         return hs
@@ -136,7 +136,7 @@ class _TokenTanhRNN(torch.autograd.Function):
         return None, *_token_grads(d_a, flat, ctx.vocab), d_h0, d_w_hh
 
 
-class _TokenRNNLoss(torch.autograd.Function):
+class TokenRNNLoss(torch.autograd.Function):
     """Training's whole step for one tanh layer over one-hot tokens: the states, the output layer and the mean
     cross-entropy in one Function. Its backward pass writes the output layer's gradient straight into the buffer
     the pass through time then works in, instead of handing it over (and copying it) between two Functions.
@@ -146,9 +146,9 @@ class _TokenRNNLoss(torch.autograd.Function):
     def forward(ctx, ids, targets, w_ih, bias, h0, w_hh, head_w, head_b):
         """ids, targets: (T, B) time-major; h0 None: the zero state. Returns the mean loss and the final state
         (not differentiable)."""
-        flat, hs = _token_states(ids, w_ih, bias, h0, w_hh)
-        logp = _log_probs_t(hs.view(-1, hs.shape[-1]), head_w, head_b)
-        at = _target_positions(targets.reshape(-1))
+        flat, hs = token_states(ids, w_ih, bias, h0, w_hh)
+        logp = log_probs_t(hs.view(-1, hs.shape[-1]), head_w, head_b)
+        at = target_positions(targets.reshape(-1))
         ctx.save_for_backward(flat, hs, h0, w_hh, head_w, at, logp)
         ctx.vocab = w_ih.shape[1]
         final = hs[-1].clone()
@@ -166,11 +166,11 @@ class _TokenRNNLoss(torch.autograd.Function):
 
 def token_rnn_loss(ids: torch.Tensor, targets: torch.Tensor, w_ih, bias, h0, w_hh, head_w, head_b):
     """(mean cross-entropy, final state) of one tanh layer and its output layer over token ids (batch, time)."""
-    return _TokenRNNLoss.apply(ids.t(), targets.t(), w_ih, bias, h0, w_hh, head_w, head_b)
+    return TokenRNNLoss.apply(ids.t(), targets.t(), w_ih, bias, h0, w_hh, head_w, head_b)
 
 
-class _Saved:
-    """The part of an autograd context that _TokenRNNLoss uses, for calling it without autograd. The hand step
+class Saved:
+    """The part of an autograd context that TokenRNNLoss uses, for calling it without autograd. The hand step
     never differentiates its starting state (it is the last window's, detached, or zeros)."""
 
     needs_input_grad = (False,) * 8
@@ -184,7 +184,7 @@ class _Saved:
 
 class TokenRNNStep:
     """A training step of one tanh layer over token ids with its output layer and mean loss, differentiated by
-    hand: _TokenRNNLoss's own forward and backward called directly, so the step builds no autograd graph and
+    hand: TokenRNNLoss's own forward and backward called directly, so the step builds no autograd graph and
     the gradients go straight into the parameters' .grad (no engine, no gradient accumulation pass). Same
     numbers as token_rnn_loss + loss.backward(), bit for bit (core.nn.verify); about 7% of a 128-unit step.
 
@@ -193,15 +193,15 @@ class TokenRNNStep:
     def __init__(self, ids: torch.Tensor, targets: torch.Tensor, h0: torch.Tensor | None, params):
         self.params = params
         w_ih, b_ih, b_hh, w_hh, head_w, head_b = params
-        self.ctx = _Saved()
+        self.ctx = Saved()
         with torch.no_grad():
-            self.loss, self.final = _TokenRNNLoss.forward(self.ctx, ids.t(), targets.t(), w_ih, b_ih + b_hh,
+            self.loss, self.final = TokenRNNLoss.forward(self.ctx, ids.t(), targets.t(), w_ih, b_ih + b_hh,
                                                           None if h0 is None else h0.detach(), w_hh, head_w, head_b)
 
     def backward(self) -> None:
         """Adds the loss's gradient into .grad of every parameter that requires one (as loss.backward() does)."""
         with torch.no_grad():
-            _, _, d_w_ih, d_bias, _, d_w_hh, d_w, d_b = _TokenRNNLoss.backward(self.ctx, 1.0, None)
+            _, _, d_w_ih, d_bias, _, d_w_hh, d_w, d_b = TokenRNNLoss.backward(self.ctx, 1.0, None)
         self.ctx = None                                    # a step is differentiated once
         put_grads(self.params, (d_w_ih, d_bias, d_w_hh, d_w, d_b))
 
@@ -263,7 +263,7 @@ def _logits_t(h: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> torc
     return torch.mm(weight, h.t()).add_(bias.unsqueeze(1))
 
 
-def _log_probs_t(h: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+def log_probs_t(h: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
     """log_softmax of _logits_t over the vocabulary. On the CPU it is written over the logits: the same numbers
     as into a new tensor (its kernel reads each column before writing it), without a second (V, N) tensor to fill."""
     logits = _logits_t(h, weight, bias)
@@ -274,7 +274,7 @@ _COLUMNS: dict = {}   # (N, device) -> arange(N), read-only: the few sizes a run
 _COLUMNS_KEPT = 1 << 21   # at most this many numbers kept in all (16 MiB of int64)
 
 
-def _target_positions(targets: torch.Tensor) -> torch.Tensor:
+def target_positions(targets: torch.Tensor) -> torch.Tensor:
     """Where each target's entry sits in a flattened (V, N) vocabulary-major tensor: target * N + column.
     take/put_ at these positions read or change one entry per column, faster than gather/scatter along dim 0."""
     n = targets.shape[0]
@@ -297,8 +297,8 @@ class _LinearCrossEntropy(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, h, weight, bias, targets):
-        logp = _log_probs_t(h, weight, bias)
-        at = _target_positions(targets)
+        logp = log_probs_t(h, weight, bias)
+        at = target_positions(targets)
         ctx.save_for_backward(h, weight, at, logp)
         return -logp.take(at).mean()
 
@@ -331,6 +331,6 @@ def linear_cross_entropy(h: torch.Tensor, weight: torch.Tensor, bias: torch.Tens
     if torch.is_grad_enabled() and (h.requires_grad or weight.requires_grad or bias.requires_grad):
         loss = _LinearCrossEntropy.apply(h, weight, bias, targets)
         return loss if reduction == "mean" else loss * h.shape[0]
-    logp = _log_probs_t(h, weight, bias)
-    picked = logp.take(_target_positions(targets))
+    logp = log_probs_t(h, weight, bias)
+    picked = logp.take(target_positions(targets))
     return -(picked.mean() if reduction == "mean" else picked.sum())

@@ -66,7 +66,7 @@ class RNNLM(nn.Module):
         self.drop = nn.Dropout(spec.dropout)
         self.head = nn.Linear(h, V)
 
-    def _fused_tokens(self, tokens: torch.Tensor) -> bool:
+    def fused_tokens(self, tokens: torch.Tensor) -> bool:
         """One-hot inputs into the fused CPU RNN: the path that takes token ids directly."""
         return self.embedding is None and self.cell.token_input == "fused" and self.rnn.uses_fused(tokens)
 
@@ -87,7 +87,7 @@ class RNNLM(nn.Module):
             raise ValueError(f"tokens must have shape (batch, time), got {tuple(tokens.shape)}.")
         if self.embedding is None and self.cell.token_input == "lookup":
             return self.rnn(None, state, token_ids=tokens)
-        if self._fused_tokens(tokens):
+        if self.fused_tokens(tokens):
             return self.rnn.forward_tokens(tokens, state)
         X = self.embedding(tokens) if self.embedding is not None else \
             F.one_hot(tokens, self.spec.vocab_size).to(self.head.weight.dtype)
@@ -103,13 +103,13 @@ class RNNLM(nn.Module):
         """Cross-entropy of predicting targets (batch, time) and the final state. Same value as applying
         F.cross_entropy to forward()'s logits; with one-hot inputs on the CPU it works time-major
         throughout, which saves copying the largest tensors between layouts."""
-        if self._fused_tokens(tokens) and self._one_step_function(reduction):
+        if self.fused_tokens(tokens) and self._one_step_function(reduction):
             r = self.rnn
             loss, final = token_rnn_loss(tokens, targets, r.weight_ih_l0, r.bias_ih_l0 + r.bias_hh_l0,
                                          self._first_state(state), r.weight_hh_l0, self.head.weight,
                                          self.head.bias)
             return loss, final.unsqueeze(0)   # the final state, for the next window (never differentiated)
-        if self._fused_tokens(tokens):
+        if self.fused_tokens(tokens):
             outputs, state = self.rnn.forward_tokens(tokens, state, time_major=True)
             h = self.drop(outputs).reshape(-1, outputs.shape[-1])
             loss = linear_cross_entropy(h, self.head.weight, self.head.bias, targets.t().reshape(-1), reduction)
@@ -121,7 +121,7 @@ class RNNLM(nn.Module):
         """A training step's mean loss, its final state, and backward(): the function that puts the loss's
         gradients into the parameters' .grad. One tanh layer over one-hot tokens on the CPU is differentiated by
         hand (core.nn.fused.TokenRNNStep: no autograd graph, the same numbers); any other model by loss.backward."""
-        if self._fused_tokens(tokens) and self._one_step_function("mean"):
+        if self.fused_tokens(tokens) and self._one_step_function("mean"):
             r = self.rnn
             step = TokenRNNStep(tokens, targets, self._first_state(state),
                                 (r.weight_ih_l0, r.bias_ih_l0, r.bias_hh_l0, r.weight_hh_l0, self.head.weight,

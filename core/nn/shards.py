@@ -26,7 +26,7 @@ import torch
 
 from core.checks import check_int
 from core.nn.device import cpu_threads
-from core.nn.fused import _log_probs_t, _Saved, _target_positions, _token_states, _TokenRNNLoss, put_grads
+from core.nn.fused import log_probs_t, Saved, target_positions, token_states, TokenRNNLoss, put_grads
 from core.nn.interrupt import Interrupted, interruptible
 
 _HEAD = struct.Struct("<cdii")        # operation, the block's weight in the batch's mean, time steps, rows
@@ -37,7 +37,7 @@ _OK, _FAILED = b"k", b"x"
 def eligible(net, device: torch.device) -> bool:
     """The path blocks work on: the fused CPU path over token ids (RNNLM's own test), one layer, no dropout."""
     tokens = torch.empty(0, 0, dtype=torch.long, device=device)
-    return net._fused_tokens(tokens) and net.spec.num_layers == 1 and net.spec.dropout == 0
+    return net.fused_tokens(tokens) and net.spec.num_layers == 1 and net.spec.dropout == 0
 
 
 def row_blocks(rows: int, blocks: int) -> list[slice]:
@@ -52,10 +52,10 @@ def block_step(ids: torch.Tensor, targets: torch.Tensor, params, weight: float):
     """One block's mean cross-entropy and the gradients of weight x that loss, for (W_ih, the summed bias, W_hh,
     the output weight, its bias). ids, targets: (T, b) time-major; params as nn.RNN and nn.Linear hold them."""
     w_ih, b_ih, b_hh, w_hh, head_w, head_b = params
-    ctx = _Saved()
+    ctx = Saved()
     with torch.no_grad():
-        loss, _ = _TokenRNNLoss.forward(ctx, ids, targets, w_ih, b_ih + b_hh, None, w_hh, head_w, head_b)
-        _, _, d_w_ih, d_bias, _, d_w_hh, d_w, d_b = _TokenRNNLoss.backward(ctx, weight, None)
+        loss, _ = TokenRNNLoss.forward(ctx, ids, targets, w_ih, b_ih + b_hh, None, w_hh, head_w, head_b)
+        _, _, d_w_ih, d_bias, _, d_w_hh, d_w, d_b = TokenRNNLoss.backward(ctx, weight, None)
     return float(loss), (d_w_ih, d_bias, d_w_hh, d_w, d_b)
 
 
@@ -63,9 +63,9 @@ def block_loss_sum(ids: torch.Tensor, targets: torch.Tensor, params) -> float:
     """The summed cross-entropy of one block from zero states (validation), as RNNLM.loss(reduction='sum')."""
     w_ih, b_ih, b_hh, w_hh, head_w, head_b = params
     with torch.inference_mode():
-        _, hs = _token_states(ids, w_ih, b_ih + b_hh, None, w_hh)
-        logp = _log_probs_t(hs.view(-1, hs.shape[-1]), head_w, head_b)
-        return -float(logp.take(_target_positions(targets.reshape(-1))).sum())
+        _, hs = token_states(ids, w_ih, b_ih + b_hh, None, w_hh)
+        logp = log_probs_t(hs.view(-1, hs.shape[-1]), head_w, head_b)
+        return -float(logp.take(target_positions(targets.reshape(-1))).sum())
 
 
 class _Memory:

@@ -16,7 +16,7 @@ import sys
 import time
 from typing import Callable, Iterator
 
-from core.nn.verify.common import CASES, TOL_ABS, TOL_IDENTITY, TOL_REL, Case, Result, _torch_model, max_abs, rel_err
+from core.nn.verify.common import CASES, TOL_ABS, TOL_IDENTITY, TOL_REL, Case, Result, torch_model, max_abs, rel_err
 from core.nn.verify.kernels import (autograd_checks, forward_checks, fused_checks, hand_step_checks,
                                     linear_cross_entropy_checks, one_function_step_checks, token_input_checks,
                                     zero_state_checks)
@@ -25,7 +25,7 @@ from core.nn.verify.maths import (clipping_checks, concat_checks, finite_differe
                                   truncation_checks, uniform_perplexity_checks)
 
 __all__ = ["CASES", "TOL_ABS", "TOL_IDENTITY", "TOL_REL", "Case", "Result", "GROUPS", "max_abs", "rel_err",
-           "run_checks", "main", "_torch_model"]
+           "run_checks", "main", "torch_model"]
 
 
 GROUPS: dict[str, Callable[[], Iterator[Result]]] = {

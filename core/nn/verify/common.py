@@ -60,13 +60,13 @@ class Result:
         return bool(np.isfinite(self.error)) and self.error <= self.tolerance
 
 
-def _torch_model(case: Case, cell: str, params) -> RNNLM:
+def torch_model(case: Case, cell: str, params) -> RNNLM:
     torch.manual_seed(0)
     model = RNNLM(ModelSpec(case.V, case.h, cell, case.d or 0)).double()
     return load_reference_params(model, params)
 
 
-def _torch_loss(model: RNNLM, tokens, targets, H0):
+def torch_loss(model: RNNLM, tokens, targets, H0):
     tok = torch.as_tensor(tokens)
     state = torch.as_tensor(H0, dtype=torch.float64).requires_grad_(True)
     start = state.unsqueeze(0) if model.cell.layered_state else state

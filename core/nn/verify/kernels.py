@@ -10,7 +10,7 @@ import torch
 
 from core.nn import rnn_ref
 from core.nn.models import ModelSpec, RNNLM, reference_grads
-from core.nn.verify.common import (CASES, TOL_ABS, TORCH_CELLS, Result, _torch_loss, _torch_model, max_abs)
+from core.nn.verify.common import (CASES, TOL_ABS, TORCH_CELLS, Result, torch_loss, torch_model, max_abs)
 
 
 def forward_checks() -> Iterator[Result]:
@@ -18,9 +18,9 @@ def forward_checks() -> Iterator[Result]:
         params, tokens, targets, H0 = case.data()
         ref = rnn_ref.forward(params, tokens, targets, H0)
         for cell, label, _ in TORCH_CELLS:
-            model = _torch_model(case, cell, params)
+            model = torch_model(case, cell, params)
             with torch.no_grad():
-                logits, loss, _ = _torch_loss(model, tokens, targets, H0)
+                logits, loss, _ = torch_loss(model, tokens, targets, H0)
             err = max(max_abs(ref.logits, logits.numpy()), abs(ref.loss - float(loss)))
             yield Result(f"forward: numpy reference == {label} [{case.label}]", err, TOL_ABS)
 
@@ -31,8 +31,8 @@ def autograd_checks() -> Iterator[Result]:
         params, tokens, targets, H0 = case.data()
         _, grads = rnn_ref.loss_and_grads(params, tokens, targets, H0)
         for cell, _, backward in TORCH_CELLS:
-            model = _torch_model(case, cell, params)
-            _, loss, state = _torch_loss(model, tokens, targets, H0)
+            model = torch_model(case, cell, params)
+            _, loss, state = torch_loss(model, tokens, targets, H0)
             loss.backward()
             auto = reference_grads(model)
             auto["H0"] = state.grad.numpy()
