@@ -63,7 +63,7 @@ def where_the_time_goes(reruns: int) -> None:
         return sum(v[3] for (f, _, name), v in stats.items() if pred(f, name)) / reruns
     rows = (("everything in the script's thread (profiled)", sum(v[2] for v in stats.values()) / reruns),
             ("  the maths (core.sequences.forecast.analyse)", cum(lambda f, n: f.endswith("core/sequences/forecast.py") and n == "analyse")),
-            ("  building the figures", cum(lambda f, n: f.endswith("pages/forecasting.py") and n.endswith("_figure"))),
+            ("  building the figures", cum(lambda f, n: f.endswith("core/labs/forecasting.py") and n.endswith("_figure"))),
             ("  st.plotly_chart (copy, to JSON, send)", cum(lambda f, n: f.endswith("plotly_chart.py")
                                                           and n == "plotly_chart")),
             ("  the exercise cards", cum(lambda f, n: f.endswith("ui/exercises.py") and n == "section")),

@@ -16,17 +16,17 @@ import streamlit as st
 from core.sequences import forecast, readings
 from core.text import readings as text_readings
 from core.nn import gradflow_readings, param_counts
+from core.figures import hline, style
 from core.lesson import passage, readings as lesson_readings, store as passage_store
-from core.labs import controls_of
+from core.labs import controls_of, forecasting, gradient_flow, rnn_cell
 from core.runs.record import HistoryRow, Status
-from pages import forecasting, gradient_flow, rnn_cell
 from pages import tokens as tokens_page
 from ui import exercises, passage_run, texts, url_state
 from ui.notebook import download_button
 from ui.common import BOOK, BOOK_URL, cite, deeper, learner_errors, plain
 from ui.chapter_after import after_the_acts
 from ui.run_notice import queued_notice
-from ui.plots import frozen, hline, show, style
+from ui.plots import frozen, show
 
 ACTS = {1: "Predicting the next step", 2: "Language into numbers", 3: "A network with memory",
         4: "Training through time", 5: "After the acts"}
@@ -58,12 +58,12 @@ def step_buttons(act: int, where: str) -> None:
 
 @st.cache_resource(show_spinner=False, max_entries=32)
 def act1_computed(s: forecasting.Settings) -> tuple:
-    """Act 1's series, analysis and figures for a window, built once for every learner who sets it (a class
-    moves τ together) and shared, as the Forecasting lab does: nothing changes them after."""
-    x = forecasting.series(s.T, s.sigma, s.seed)
-    a = forecast.analyse(x, s.tau, s.n_train, s.k)
+    """Act 1's result and figures for a window, built once for every learner who sets it (a class moves τ together)
+    and shared, as the Forecasting lab does: nothing changes them after. Every horizon's forecast is drawn here."""
+    r = forecasting.compute(s)
+    a = r.analysis
     horizon = frozen(forecasting.horizon_figure(s, a)) if a.horizon is not None else None
-    return a, frozen(forecasting.forecasts_figure(s, x, a, every_horizon=True)), horizon
+    return r, frozen(forecasting.forecasts_figure(s, r.x, a, every_horizon=True)), horizon
 
 
 def act_predicting() -> None:
@@ -73,12 +73,13 @@ def act_predicting() -> None:
     tau = url_state.draw(CONTROLS["tau"])
     s = forecasting.Settings(T=1000, n_train=600, tau=tau, k=16, sigma=0.2, seed=0)
     with learner_errors():
-        a, forecasts, horizon = act1_computed(s)
+        r, forecasts, horizon = act1_computed(s)
+    a = r.analysis
     m1, m2, m3 = st.columns(3)
     m1.metric("One step ahead, training range", f"{a.train_mse:.3f}")
     m2.metric("One step ahead, test range", f"{a.test_mse:.3f}")
     m3.metric("16 steps ahead, test range", f"{a.k_mse:.3f}")
-    show(forecasts, forecasting.summary(s, a), "act1.forecasts")
+    show(forecasts, forecasting.forecasts_summary(r), "act1.forecasts")
     if horizon is not None:
         show(horizon, forecasting.horizon_summary(a), "act1.horizon")
     st.markdown(act1_reading(s, a))
@@ -205,7 +206,8 @@ def act_memory() -> None:
                 "side and feeds them to a hidden layer: its input weights grow with the window, and it still sees "
                 "nothing older. The RNN reads one token at a time and folds it into its state. Unrolled through "
                 "time it looks like a very deep network whose layers all share the same weights:")
-    show(rnn_cell.unrolled_figure("time", 4, 4), rnn_cell.unrolled_summary("time", 4, 4), "act3.unrolled")
+    unrolled = rnn_cell.unrolled_chart("time", 4, 4)
+    show(unrolled.figure, unrolled.summary, "act3.unrolled")
     st.markdown("**Next:** training it means backpropagating through all those shared steps.")
     deeper("rnn_cell", "Step the recurrence and check its gradients")
 

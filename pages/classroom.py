@@ -20,8 +20,9 @@ from core.labs import Url, controls_of, url_query
 from core.runs import store
 from core.runs.record import Status
 from ui import class_tools, learner, url_state
-from ui.common import chart_text, csv_cell, iso_time, lab_title, plain
-from ui.plots import show, style
+from core.figures import chart_text, csv_cell, style
+from ui.common import iso_time, lab_title, plain
+from ui.plots import show
 
 CONTROLS = controls_of("classroom")
 RUNS_REFRESH_S = 3     # the runs' chart while a learner's run trains (the rest redraws on a change: class_tools.watch)

@@ -17,7 +17,8 @@ from core.labs import BPE_SIZES, controls_of
 from ui import exercises, texts, url_state
 from ui.notebook import download_button
 from ui.common import cite, controls_beside_view, header, learner_errors, plain, show_source
-from ui.plots import frozen, number_ticks, show, style
+from core.figures import number_ticks, style
+from ui.plots import frozen, show
 
 SIZES = list(BPE_SIZES)
 PASSAGE = 320
@@ -306,19 +307,13 @@ def parameter_calculator() -> None:
         terms = param_counts.rnn_parameter_terms(V, d, h)
         table_size = param_counts.ngram_table_size(V, k)
         p1, p2 = st.columns(2)
-        p1.metric(f"({k}+1)-gram table entries, |V|^(k+1)", power_of_ten(table_size))
+        p1.metric(f"({k}+1)-gram table entries, |V|^(k+1)", param_counts.power_of_ten(table_size))
         p2.metric("RNN parameters", f"{sum(terms.values()):,}")
         st.dataframe(pd.DataFrame({"term": list(terms), "parameters": list(terms.values())}), hide_index=True)
         st.markdown(
             f"Every extra token of context multiplies the table by |V| = {V:,} (adds {math.log10(V):.1f} to the "
             "exponent). The RNN's count does not depend on k at all: the same weights are applied at every step, "
             f"and only the fixed-size state carries the context. {largest_terms(terms)}")
-
-
-def power_of_ten(n: int) -> str:
-    """A huge count as a power of ten a learner reads at once: 10^84, or 10^84.3 between whole powers."""
-    exp = math.log10(n)
-    return f"10^{exp:.0f}" if abs(exp - round(exp)) < 0.05 else f"10^{exp:.1f}"
 
 
 def largest_terms(terms: dict[str, int]) -> str:

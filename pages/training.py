@@ -19,8 +19,9 @@ from core.runs.config import DATA, FORM_GROUPS, FORM_SETTINGS, PRESETS, SETTINGS
 from core import classroom
 from ui import exercises, learner, model_choice, settings_form, sweep, texts, url_state
 from ui.notebook import download_button
-from ui.common import chart_text, cite, header, learner_errors, plain, show_source
-from ui.plots import show, style
+from ui.common import cite, header, learner_errors, plain, show_source
+from core.figures import chart_text, style
+from ui.plots import show
 from ui.run_notice import queued_notice
 from ui.session import fragment_only_run, job_manager, session_id
 

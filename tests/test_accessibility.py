@@ -84,7 +84,7 @@ def test_every_legend_sits_below_its_chart(name, query):
 
 def test_the_tick_check_sees_labels_made_for_other_values():
     import plotly.graph_objects as go
-    from ui.plots import style
+    from core.figures import style
     fig = style(go.Figure(go.Scatter(x=[1, 2, 3], y=[4.0, 10.0, 20.0])), "t", "x", "y", log_y=True)
     assert tick_mismatches(json.loads(fig.to_json())) == []
     fig.update_yaxes(tickvals=[1, 2, 3, 4, 5, 7, 10, 15, 20, 30])   # the fault issue 30 found: values alone
@@ -110,7 +110,7 @@ def test_no_emoji_in_the_ui_code():
 
 def test_figure_csv_holds_what_the_chart_plots():
     import plotly.graph_objects as go
-    from ui.plots import figure_csv
+    from core.figures import figure_csv
     fig = go.Figure([go.Scatter(x=[1, 2], y=[0.5, 0.25], name="norm"), go.Heatmap(z=[[1, 2]], x=["a", "b"], y=["h"])])
     rows = figure_csv(fig).strip().splitlines()
     assert rows == ["trace,x,y,z", "norm,1,0.5,", "norm,2,0.25,", "trace 2,a,h,1", "trace 2,b,h,2"]
@@ -124,8 +124,8 @@ def test_log_axes_read_as_plain_numbers():
     import numpy as np
     from core.sequences import forecast
     from core.nn import gradflow
-    from pages import forecasting, gradient_flow, rnn_cell
-    from ui.plots import log_ticks, plain_number
+    from core.labs import forecasting, gradient_flow, rnn_cell
+    from core.figures import log_ticks, plain_number
     figs = [gradient_flow.norms_figure(gradflow.analyse()), rnn_cell.memory_figure(28, 256)]
     x = forecast.make_series(1000, 0.2, 0)
     s = forecasting.Settings(T=1000, n_train=600, tau=4, k=16, sigma=0.2, seed=0)
@@ -150,8 +150,8 @@ def test_log_axes_read_as_plain_numbers():
 def test_every_figure_uses_the_colour_blind_safe_palette_and_titles_its_axes():
     from core.sequences import forecast
     from core.nn import gradflow
-    from pages import forecasting, gradient_flow
-    from ui.plots import PALETTE
+    from core.labs import forecasting, gradient_flow
+    from core.figures import PALETTE
     x = forecast.make_series(1000, 0.2, 0)
     s = forecasting.Settings(T=1000, n_train=600, tau=4, k=16, sigma=0.2, seed=0)
     a = forecast.analyse(x, 4, 600, 16)
@@ -174,7 +174,7 @@ def test_a_line_label_sits_by_its_line_on_a_log_axis():
     import math
 
     from core.sequences import forecast
-    from pages.forecasting import Settings, horizon_figure
+    from core.labs.forecasting import Settings, horizon_figure
     a = forecast.analyse(forecast.make_series(1000, 0.2, 0), 4, 600, 16)
     fig = horizon_figure(Settings(1000, 600, 4, 16, 0.2, 0), a)
     (line,), (label,) = fig.layout.shapes, fig.layout.annotations

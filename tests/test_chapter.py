@@ -110,11 +110,12 @@ def test_every_claim_link_opens_a_page_that_shows_the_claim(corpus_file):
             assert k_mse >= 0.95 * variance and k_mse > 3 * one, (k_mse, one, variance)
         elif lab == "gradient_flow":   # between the regimes: this side of 1 explodes
             assert metric(at, "Regime") == "exploding"
-        elif lab == "sampling":        # its words are the book's words
-            book = set(corpus_file.read_text().lower().split())
-            sample = " ".join(m.value for m in at.markdown if "span" in m.value)
-            words = re.findall(r"[a-z]+", re.sub(r"<[^>]+>", "", sample))[5:]
-            assert len(words) > 20 and sum(w in book for w in words) / len(words) > 0.8, words[:30]
+        elif lab == "sampling":        # at T = 1, the model's own distribution: most of its words are the book's
+            book = set(corpus_file.read_text().lower().split())     # (76% at seed 0; T = 0.5 gave more, but its
+            sample = " ".join(m.value for m in at.markdown if "span" in m.value)   # sample is far more predictable
+            words = re.findall(r"[a-z]+", re.sub(r"<[^>]+>", "", sample))[5:]      # than the book: issue 62)
+            assert len(words) > 20 and sum(w in book for w in words) / len(words) > 0.7, words[:30]
+            assert "about as predictable as real text" in " ".join(c.value for c in at.caption).replace("\\", "")
         checked.add(lab)
     assert checked == {lab for _, lab, _, _ in CLAIMS}
 
@@ -123,7 +124,7 @@ def test_act_one_reads_its_own_numbers_at_every_window():
     """Issue 30: no 'snowball' over a 1.5-fold error, no 'four steps' when τ is 16: the sentence follows τ."""
     from core.sequences import forecast
     from pages.chapter import act1_reading
-    from pages.forecasting import Settings
+    from core.labs.forecasting import Settings
     x = forecast.make_series(1000, 0.2, 0)
     readings = {}
     for tau in (4, 16):

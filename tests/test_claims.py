@@ -9,7 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from core.claims import Claim
-from core.labs import Forecasting, controls_of
+from core.labs import controls_of, forecasting as forecasting_lab
+from core.labs.forecasting import Settings as Forecasting
 from core.sequences import forecast, readings
 
 FORECASTING = controls_of("forecasting")
@@ -41,8 +42,12 @@ def holds(c: Claim, s: Forecasting, x: np.ndarray, a: forecast.Analysis) -> bool
         "forecast.on_its_way": lambda: rho < 1 and (abs(path[-1] - fixed) > tol or np.ptp(path[-50:]) > tol)
         and f"{fixed:.3f}" in c.text,
         "forecast.no_error": lambda: float(np.max(horizon)) < 1e-12,
-        "forecast.near_constant": lambda: horizon[0] >= 0.5 * test_var,
-        "forecast.towards_constant": lambda: horizon[0] < 0.5 * test_var <= horizon[-1],
+        "forecast.worse_than_constant": lambda: horizon[0] > 1.1 * test_var,
+        "forecast.near_constant": lambda: 0.5 * test_var <= horizon[0] <= 1.1 * test_var,
+        "forecast.past_constant": lambda: horizon[0] < 0.5 * test_var and horizon[-1] > 1.1 * test_var
+        and f"at k = {int(np.nonzero(horizon >= test_var)[0][0]) + 1}," in c.text,
+        "forecast.reaches_constant": lambda: horizon[0] < 0.5 * test_var and test_var <= horizon[-1] <= 1.1 * test_var,
+        "forecast.towards_constant": lambda: horizon[0] < 0.5 * test_var <= horizon[-1] < test_var,
         "forecast.climbs": lambda: 1.5 * horizon[0] < horizon[-1] < 0.5 * test_var,
         "forecast.flat": lambda: horizon[-1] <= 1.5 * horizon[0] and horizon[-1] < 0.5 * test_var,
         "forecast.far_no_better": lambda: horizon[-1] >= test_var,
@@ -59,7 +64,12 @@ def holds(c: Claim, s: Forecasting, x: np.ndarray, a: forecast.Analysis) -> bool
         "forecast.k_ratio": lambda: s.k > 1 and a.test_mse >= 1e-12 and f"{a.k_mse / a.test_mse:.1f} times" in c.text,
     }
     noise_train, noise_test = forecast.noise_power(x, s.tau, s.n_train), forecast.noise_power(x, s.n_train, len(x))
-    if "luck of the draw" in c.text and (a.test_mse < a.train_mse) != (noise_test < noise_train):
+    gap, noise_gap = a.test_mse - a.train_mse, noise_test - noise_train
+    if "luck of the draw" in c.text and ((gap < 0) != (noise_gap < 0) or abs(gap) > 3 * abs(noise_gap)):
+        return False          # the draws' difference must go the same way and be at least a third of the gap
+    if "do not explain it" in c.text and (gap < 0) == (noise_gap < 0) and abs(gap) <= 3 * abs(noise_gap):
+        return False
+    if "small against the noise" in c.text and abs(gap) > 0.1 * (noise_train + noise_test) / 2:
         return False
     if "learnt some of the noise" in c.text and not a.train_mse < noise_train:
         return False
@@ -67,14 +77,9 @@ def holds(c: Claim, s: Forecasting, x: np.ndarray, a: forecast.Analysis) -> bool
 
 
 def forecasting_claims(s: Forecasting) -> tuple[list[Claim], np.ndarray, forecast.Analysis]:
-    """Every claim the Forecasting lab (and Act 1, which prints the same ones) makes at settings s."""
-    x = forecast.make_series(s.T, s.sigma, s.seed)
-    a = forecast.analyse(x, s.tau, s.n_train, s.k)
-    noises = forecast.noise_power(x, s.tau, s.n_train), forecast.noise_power(x, s.n_train, len(x))
-    claims = [readings.rest(a, s.n_train, s.T), readings.one_step(a, s.sigma), readings.k_vs_one(a, s.k),
-              readings.train_test(a, *noises)[1]]
-    extra = [readings.horizon_trend(a), readings.far_horizon(a)]
-    return claims + [c for c in extra if c], x, a
+    """Every claim the Forecasting lab (and Act 1, which prints the same ones) makes at settings s: its module's."""
+    r = forecasting_lab.compute(s)
+    return forecasting_lab.readings(r), r.x, r.analysis
 
 
 def check_all(s: Forecasting) -> None:
@@ -94,6 +99,7 @@ def test_the_named_settings_and_every_controls_ends():
     """The defaults, each control at both ends (the others at their defaults), and the settings the issue names."""
     base = Forecasting()
     cases = [base, Forecasting(sigma=0.0), Forecasting(tau=64, k=32), Forecasting(tau=8), Forecasting(tau=1),
+             Forecasting(tau=16, k=32, sigma=0.5, n_train=300, seed=7),       # issue 62's walk
              Forecasting(tau=64, k=64, sigma=0.0), Forecasting(T=5000, n_train=4999, tau=64, k=64),
              Forecasting(T=5000, n_train=600, tau=64)]
     for name, s_ in FORECASTING.items():
@@ -127,7 +133,7 @@ def test_a_planted_wrong_claim_fails():
     wrong regime of the noise and a wrong ratio."""
     s = Forecasting()
     claims, x, a = forecasting_claims(s)
-    rest = next(c for c in claims if c.kind.startswith("forecast.") and "guesses" in c.text)
+    rest = next(c for c in claims if "guesses from t =" in c.text)
     assert rest.kind == "forecast.on_its_way" and holds(rest, s, x, a)
     for wrong in (Claim("the forecast comes to rest", "forecast.at_rest"),
                   Claim("predicts exactly", "forecast.exact"),
@@ -135,6 +141,13 @@ def test_a_planted_wrong_claim_fails():
                   Claim("the test error is below", "forecast.test_below" if a.test_mse >= a.train_mse
                         else "forecast.test_above")):
         assert not holds(wrong, s, x, a), wrong
+    walked = Forecasting(tau=16, k=32, sigma=0.5, n_train=300, seed=7)     # issue 62: past the constant's error at
+    claims, x, a = forecasting_claims(walked)                              # k = 41, and a gap 35 times the draws'
+    assert not holds(Claim("climbs towards the error of guessing a constant", "forecast.towards_constant"),
+                     walked, x, a)
+    assert not holds(Claim("the luck of the draw decides which range scores lower", "forecast.test_above"),
+                     walked, x, a)
+    assert {c.kind for c in claims} >= {"forecast.past_constant", "forecast.test_above"}
 
 
 def test_the_exercise_and_the_lab_agree_on_at_rest():
@@ -143,18 +156,19 @@ def test_the_exercise_and_the_lab_agree_on_at_rest():
     from core.exercises.bank import BANK
     ex = BANK["fc_settles"]
     sol = ex.run()
+    rest = lambda claims: next(c for c in claims if "guesses from t =" in c.text)   # noqa: E731
     c, x, a = forecasting_claims(Forecasting(tau=4))
-    assert c[0].kind == "forecast.on_its_way" and "on its way" in sol.explanation
+    assert rest(c).kind == "forecast.on_its_way" and "on its way" in sol.explanation
     assert abs(a.settles_at - sol.answer) > readings.REST_TOL and math.isclose(sol.answer, a.fixed_point)
     for tau in (1, 2, 3):
         c, x, a = forecasting_claims(Forecasting(tau=tau))
-        if c[0].kind == "forecast.at_rest":
+        if rest(c).kind == "forecast.at_rest":
             assert abs(a.settles_at - a.fixed_point) <= ex.absolute
 
 
 @pytest.mark.parametrize("sigma", [0.0, 0.2])
 def test_the_horizon_axis_is_plain_when_every_error_is_zero(sigma):
-    from pages.forecasting import horizon_figure
+    from core.labs.forecasting import horizon_figure
     s = Forecasting(sigma=sigma)
     _, _, a = forecasting_claims(s)
     fig = horizon_figure(s, a)
@@ -185,7 +199,8 @@ def test_the_rnn_cell_page_prints_the_input_claim():
 
 def test_what_sampling_says_about_odd_choices_holds_at_every_temperature():
     """Issue 41: '/sampling?temp=2' called gibberish (4.23 bits per character against 4.81 uniform) 'occasional odd
-    choices'. Each temperature's claim is checked against the sample's own surprisal."""
+    choices'. Issue 62: at T = 0.05 (0.90 against 1.98 bits) it said 'about as predictable as real text'; 'about as'
+    now holds within 1.25 times either way. Each temperature's claim is checked against the sample's own surprisal."""
     from core.assets import HELD_OUT_BPC
     from core.nn import sampling
     from core.runs.saved import load_pretrained
@@ -199,9 +214,12 @@ def test_what_sampling_says_about_odd_choices_holds_at_every_temperature():
             c = sampling.odd_choices(mean, real, len(lm.vocab))
             kinds.add(c.kind)
             assert (c.kind == "sample.gibberish") == (mean >= 0.8 * uniform), (temperature, c.text)
-            assert (c.kind == "sample.like_text") == (mean < 0.8 * uniform and mean <= 1.25 * real), (temperature, c)
+            like = mean < 0.8 * uniform and real / 1.25 <= mean <= 1.25 * real
+            assert (c.kind == "sample.like_text") == like, (temperature, c)
+            assert (c.kind == "sample.predictable") == (mean < real / 1.25), (temperature, c)
             assert f"{mean:.2f} bits per character" in c.text
-    assert {"sample.gibberish", "sample.like_text"} <= kinds
+            assert ("varied" in c.text) is False          # variety is the greedy comparison's to say, from 3-grams
+    assert {"sample.gibberish", "sample.like_text", "sample.predictable"} <= kinds
 
 
 def test_zipf_is_read_from_the_fitted_line_for_each_tokenizer(corpus_file):
@@ -229,7 +247,7 @@ def test_zipf_is_read_from_the_fitted_line_for_each_tokenizer(corpus_file):
 
 def test_the_horizon_axis_has_ticks_up_to_the_constant_guess():
     """Issue 41: at τ = 64 the log axis' ticks crowded between 0.041 and 0.064, none near the 0.257 line."""
-    from pages.forecasting import horizon_figure
+    from core.labs.forecasting import horizon_figure
     s = Forecasting(tau=64, k=32)
     _, _, a = forecasting_claims(s)
     ticks = horizon_figure(s, a).layout.yaxis.tickvals
@@ -274,38 +292,42 @@ def test_the_two_partitions_read_as_the_training_page_says():
 
 
 def test_the_books_exercises_are_cited_by_the_editions_numbers():
-    """Issue 41 item 4: the RNN section's exercises in order are 1 the output's dimension, 2 conditioning on all
-    earlier tokens, 3 the gradient through a long sequence, 4 the (k+1)-gram table against the RNN's parameters,
-    5 the model's problems; 9.1's noise-free window and 9.7's eigenvector alignment are part 2 of exercise 1."""
+    """Issue 41 item 4, issue 62: each of the book's exercises cited by the edition it comes from. v1.0's 9.4 has four
+    exercises: 1 the output's dimension, 2 conditioning on all earlier tokens, 3 the gradient through a long
+    sequence, 4 the language model's problems. The newer draft's RNN section adds the (k+1)-gram table against the
+    RNN's parameters as #4 and asks, as #5, also how later chapters address the problems. 9.1's noise-free window
+    and 9.7's eigenvector alignment are part 2 of exercise 1."""
     from core.exercises.bank import BANK
     cited = {key: ex.book for key, ex in BANK.items() if ex.book}
-    assert cited["book_long"] == "RNN section, #3" and cited["book_condition"] == "RNN section, #2"
-    assert cited["tok_table"] == cited["tok_rnn"] == "RNN section, #4"
+    v1 = "v1.0's 9.4 Recurrent Neural Networks, #"
+    assert [cited[k] for k in ("book_output", "book_condition", "book_long", "book_problem")] == \
+        [v1 + n for n in "1234"]
+    assert cited["tok_table"] == cited["tok_rnn"] == "the newer draft's Recurrent Neural Networks section, #4 (not in v1.0)"
+    assert cited["book_gates"].startswith("the newer draft's Recurrent Neural Networks section, #5")
+    assert all(c.startswith(("v1.0's ", "the newer draft's ")) for c in cited.values())
     assert cited["fc_no_noise"].endswith("#1.2") and cited["gf_align"].endswith("#1.2")
     assert cited["gf_power"].endswith("#1.1")
 
 
 @settings(max_examples=30, deadline=None)
-@given(scale=st.sampled_from(__import__("core.labs", fromlist=["SCALES"]).SCALES), n=st.integers(2, 256),
+@given(scale=st.sampled_from(__import__("core.labs.gradient_flow", fromlist=["SCALES"]).SCALES), n=st.integers(2, 256),
        T=st.integers(1, 200), kind=st.sampled_from(["gaussian", "orthogonal"]), tanh=st.booleans(),
        input_scale=st.floats(0.0, 5.0).map(lambda v: round(v, 1)), seed=st.integers(0, 10_000))
 def test_the_gradient_flow_regime_sentence_holds_at_any_setting(scale, n, T, kind, tanh, input_scale, seed):
     """The Gradient flow lab's regime sentence at any setting of its controls: the regime named is the one its
     per-step rate falls in, the rate is the T-th root of the norm it quotes after T steps, and 'grows' or
     'shrinks' goes with it."""
-    from core.nn import gradflow
-    from core.labs import GradientFlow
-    from pages.gradient_flow import regime_sentence
-    from core.nn.gradflow_readings import regime
-    s = GradientFlow(scale=scale, n=n, T=T, kind=kind, use_tanh=tanh, input_scale=input_scale, seed=seed)
-    a = gradflow.analyse(n, scale, T, kind, input_scale, seed, tanh, s.theta)
-    text = regime_sentence(a)
-    assert regime(a).kind == f"gradflow.{a.regime}"
+    from core.labs import gradient_flow as lab
+    s = lab.Settings(scale=scale, n=n, T=T, kind=kind, use_tanh=tanh, input_scale=input_scale, seed=seed)
+    r = lab.compute(s)
+    a, said = r.analysis, lab.regime(r)
+    text = said.text
+    assert said.kind == f"gradflow.{a.regime}"
     end = float(a.shown[-1]) / float(a.shown[0])
     rate = end ** (1 / T) if end > 0 else 0.0
     assert math.isclose(rate, a.growth, rel_tol=1e-9, abs_tol=1e-300)
     named = "vanishing" if rate < 0.99 else "exploding" if rate > 1.01 else "stable"
-    assert f"**{named}**" in text
+    assert f": {named} (" in text
     assert ("grows by a factor" in text) == (a.growth > 1)
 
 

@@ -301,7 +301,7 @@ def test_the_class_csv_never_hands_a_spreadsheet_a_formula():
 def test_a_chart_s_data_csv_never_hands_a_spreadsheet_a_formula():
     import plotly.graph_objects as go
 
-    from ui.plots import figure_csv
+    from core.figures import figure_csv
     fig = go.Figure(go.Scatter(x=[-0.5, 2.0], y=["=cmd|' /C calc'!A0", "Ben"], name="@first answers"))
     text = figure_csv(fig)
     assert "'=cmd" in text and "'@first answers" in text and ",-0.5," in text

@@ -190,11 +190,17 @@ def test_the_page_s_sentences_follow_its_numbers():
 
 def test_what_to_try_on_saturation_says_what_its_numbers_show():
     """Issue 41: 'a big input scale and a large ρ: the curve bends down anyway' while scale 4, input 5 grows 1.11 a
-    step. The note now quotes the rates and calls each what its rate is."""
-    from pages.gradient_flow import saturation_note
-    note = saturation_note()
-    at4 = gradflow.analyse(32, 4.0, 24, input_scale=5.0).growth
-    at2 = gradflow.analyse(32, 2.0, 24, input_scale=5.0).growth
-    assert f"{at4:.2f}, still growing" in note and at4 > gradflow.EXPLODE_RATE
-    assert (f"to {at2:.2f}, vanishing" in note) == (at2 < gradflow.VANISH_RATE)
-    assert "bends down anyway" not in note
+    step. The note now quotes the rates and calls each what its rate is. Issue 62: the rates are those of the
+    page's own matrix (its n, kind, seed and T), not of one fixed Gaussian matrix whatever the page shows."""
+    from core.labs import gradient_flow as lab
+    for s in (lab.Settings(), lab.Settings(n=8, T=60, kind="orthogonal", seed=3)):
+        note = lab.notes(lab.compute(s))
+        at4 = gradflow.analyse(s.n, 4.0, s.T, s.kind, input_scale=5.0, seed=s.seed).growth
+        at2 = gradflow.analyse(s.n, 2.0, s.T, s.kind, input_scale=5.0, seed=s.seed).growth
+        word = {"vanishing": "vanishing", "stable": "holding its size", "exploding": "still growing"}
+        band = lambda rate: "vanishing" if rate < 0.99 else "exploding" if rate > 1.01 else "stable"   # noqa: E731
+        assert f"to {at4:.2f}, {word[band(at4)]}" in note and f"to {at2:.2f}, {word[band(at2)]}" in note
+        if s == lab.Settings():
+            assert at4 > gradflow.EXPLODE_RATE and f"{at4:.2f}, still growing" in note
+        assert f"{s.kind} matrix (n = {s.n}, seed {s.seed}) over its {s.T} steps" in note
+        assert "bends down anyway" not in note

@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from core.notebooks import cli
+from core.labs import PAGES
 from core.notebooks.cells import settings_of
 
 nbformat = pytest.importorskip("nbformat")
@@ -37,22 +38,15 @@ def expected(page: str, s: dict) -> dict:
             s = dict(T=1000, n_train=600, tau=s["tau"], k=16, sigma=0.2, seed=0)
         a = forecast.analyse(forecast.make_series(s["T"], s["sigma"], s["seed"]), s["tau"], s["n_train"], s["k"])
         return dict(train_mse=a.train_mse, test_mse=a.test_mse, k_mse=a.k_mse)
-    if page == "gradient_flow":
-        from core.nn import gradflow
-        a = gradflow.analyse(s["n"], s["scale"], s["T"], s["kind"], s["input_scale"], s["seed"], s["use_tanh"],
-                             s["theta"])
-        return dict(rho=a.rho, growth=a.growth, regime=a.regime, clip_factor=a.clip_factor)
+    from core.labs import PAGES
+    if page != "chapter" and PAGES[page].module:      # a lab built as one module: the numbers its page shows
+        lab = PAGES[page].module
+        return lab.numbers(lab.compute(lab.Settings(**s)))
     if page == "rnn_cell":
         from core.nn import cell_demo
         run = cell_demo.read_word(s["word"], s["h"], s["seed"])
         step = run.step(s["t"])
         return dict(p_next=float(step.P[step.target_id]), loss=step.loss, mean_loss=float(run.cache.loss))
-    if page == "sampling":
-        from core.nn import sampling
-        from core.runs.saved import load_pretrained
-        out = sampling.sample(load_pretrained(), s["prefix"], s["length"], s["temperature"], s["top_k"] or None,
-                              s["top_p"] if s["top_p"] < 1 else None, s["seed"])
-        return dict(mean_bits=float(out.surprisal_bits.mean()), text=out.text)
     if page == "chapter" and s["act"] == 3:
         from core.nn import param_counts
         return dict(rnn=sum(param_counts.rnn_parameter_terms(28, 0, s["h"]).values()),
@@ -100,6 +94,12 @@ def test_each_notebook_runs_draws_its_figures_and_prints_the_pages_numbers(lab, 
     run_notebook(nb, kernel)
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
     shows = sum(c.source.count("fig.show()") for c in nb.cells if c.cell_type == "code")
+    module, s = PAGES[page].module, settings_of(page, values)
+    if page == "chapter":     # Act 1 runs the Forecasting lab's module at the act's window
+        module = PAGES["forecasting"].module if s["act"] == 1 else None
+        s = dict(T=1000, n_train=600, tau=s["tau"], k=16, sigma=0.2, seed=0)
+    if module:          # chart.figure.show(), once for each of the module's charts
+        shows += len(module.charts(module.compute(module.Settings(**s))))
     figures = [o for o in outputs if "application/vnd.plotly.v1+json" in o.get("data", {})]
     assert shows and len(figures) >= shows - sum(c.source.count("if a.horizon is not None") for c in nb.cells)
     numbers = nb.cells[-1 - len(cli.cells.exercise_cells(page, values.get("act")))]

@@ -25,10 +25,10 @@ def test_cell_page_defaults_and_stepping():
     at = page("rnn_cell").run()
     assert not at.exception and not at.error
     assert float(metric(at, "Largest difference")) < 1e-12
-    first = [m.value for m in at.markdown if m.value.startswith("Step **t = 1**")]
+    first = [m.value for m in at.markdown if shown(m).startswith("Step t = 1:")]
     assert first
     at.slider(key="cell.t").set_value(3).run()
-    assert any(m.value.startswith("Step **t = 3**") for m in at.markdown)
+    assert any(shown(m).startswith("Step t = 3:") for m in at.markdown)
     assert float(metric(at, "Relative error")) < 1e-6
 
 
@@ -40,7 +40,7 @@ def test_cell_page_runs_the_proof():
     passed = int(summary.split()[0])
     assert passed >= 40 and summary.endswith("0 failed")
     from core.nn import verify
-    from pages.rnn_cell import tol
+    from core.labs.rnn_cell import tol
     text, tolerances = " ".join(m.value for m in at.markdown), [r[2] for r in at.session_state["cell.results"]]
     assert f"no more than its tolerance: {tol(verify.TOL_ABS)}" in text     # the tolerances said are those used
     said = {verify.TOL_ABS, verify.TOL_REL, verify.TOL_IDENTITY, 0.0}
@@ -51,7 +51,7 @@ def test_cell_page_runs_the_proof():
 
 
 def test_the_proofs_words_follow_its_numbers():
-    from pages.rnn_cell import largest_error_words
+    from core.labs.rnn_cell import largest_error_words
     rows = [("a", 2e-9, 1e-6, True), ("b", 5e-7, 1e-5, True), ("c", 0.0, 0.0, True)]
     said = ("Largest error against its tolerance: 5.0e-07 (tolerance 1e-5). "
             "1 check must agree to the last bit (tolerance 0).")
@@ -70,7 +70,7 @@ def test_cell_page_two_letter_words_have_one_step_and_no_slider():
     for word in ("ab", "zz", "日本"):
         at = page("rnn_cell", word=word).run()
         assert not at.exception, word
-        assert any(m.value.startswith("Step **t = 1**") for m in at.markdown), word
+        assert any(shown(m).startswith("Step t = 1:") for m in at.markdown), word
         assert not [s for s in at.slider if s.key == "cell.t"]
 
 
@@ -327,14 +327,14 @@ def test_a_class_at_the_same_setting_shares_one_set_of_figures_and_each_draw_rea
     from pages import rnn_cell
     first = rnn_cell.step_views("hello world", 4, 0, 3)
     assert rnn_cell.step_views("hello world", 4, 0, 3) is first
-    assert rnn_cell.step_views("hello world", 4, 0, 4)[2][1] is not first[2][1]
-    fig = first[2][1]
+    assert rnn_cell.step_views("hello world", 4, 0, 4)[2].figure is not first[2].figure
+    fig = first[2].figure
     before = json.dumps(fig.to_dict(), default=str)
     assert fig.to_dict() is fig.to_dict()                      # no copy per draw
     at = page("rnn_cell")
     at.query_params["word"], at.query_params["h"], at.query_params["t"] = "hello world", "4", "3"
     at.run()
-    assert not at.exception and any(m.value.startswith("Step **t = 3**: the network reads **'l'**") for m in at.markdown)
+    assert not at.exception and any(shown(m).startswith("Step t = 3: the network reads 'l'") for m in at.markdown)
     assert json.dumps(fig.to_dict(), default=str) == before   # drawing it changed nothing
     assert json.loads(pio.to_json(fig.to_dict(), validate=False))["data"][0]["type"] == "heatmap"
 
@@ -346,7 +346,7 @@ def test_a_short_run_s_time_reads_as_the_runs_table_rounds_it():
 
 
 def test_an_exact_zero_difference_says_so():
-    from pages.rnn_cell import difference_text
+    from core.labs.rnn_cell import difference_text
     assert (difference_text(0.0), difference_text(4.4e-16)) == ("0, exactly", "4.4e-16")
 
 

@@ -26,7 +26,8 @@ CLAIMS = (  # (claim, lab, link text, the lab's controls by their declared names
      "the forecast does no better than guessing a constant.", "forecasting",
      "Push k to 64: its error reaches a constant guess's", {"tau": 4, "k": 64}),
     ("A character RNN trained on the book captures its statistics: spelling, common words, where spaces go.",
-     "sampling", "Sample from the pretrained character RNN (three layers of 384 units)", {"temperature": 0.5}),
+     "sampling", "Sample from the pretrained character RNN (three layers of 384 units) at T = 1, its own "
+     "distribution", {"temperature": 1.0}),
     ("The recurrent weights sit between vanishing and exploding gradients.", "gradient_flow",
      "Turn the weight scale past 1, without tanh: the gradient explodes", {"scale": 1.2, "use_tanh": False}),
 )

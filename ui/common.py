@@ -56,27 +56,6 @@ def time_left(done: float, spent: float) -> str:
     return f", about {spent * (1 - done) / done:.0f} s left" if done > 0.1 else ""
 
 
-def csv_cell(value) -> object:
-    """A value for a CSV a spreadsheet may open: text that starts like a formula ('=HYPERLINK(...)', '@SUM(...)',
-    a learner's name or a stored label) gets a leading apostrophe, so it shows as text and never runs. Numbers stay
-    numbers."""
-    if not isinstance(value, str) or value[:1] not in ("=", "+", "-", "@", "\t", "\r"):
-        return value
-    try:
-        float(value)
-        return value
-    except ValueError:
-        return "'" + value
-
-
-def chart_text(text: object, limit: int = MAX_SHOWN) -> str:
-    """A user's or a stored file's value as chart text: Plotly renders a few HTML tags in its labels (<a href>
-    among them), so the angle brackets become look-alikes that are only text."""
-    text = str(text)
-    text = text if len(text) <= limit else text[: limit - 1] + "…"
-    return text.replace("<", "‹").replace(">", "›")
-
-
 def lab_title(key: str) -> str:
     """A page's title from the registry (the key itself for one it does not know)."""
     return PAGES[key].title if key in PAGES else key

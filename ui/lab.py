@@ -24,3 +24,9 @@ def lab_fragment(page: str, controls: Callable[[], T], view: Callable[[T], None]
                 view(settings)
     lab.__qualname__ = f"lab_fragment.{page}"   # the fragment's identity: one per lab
     st.fragment(lab)()
+
+
+def metric_row(metrics: list) -> None:
+    """A lab's metrics (core.figures.Metric) side by side, large."""
+    for column, m in zip(st.columns(len(metrics)), metrics):
+        column.metric(m.label, m.value, help=m.help or None, delta=m.delta or None, delta_color=m.delta_color)

@@ -9,34 +9,35 @@ benchmarks take their URL names from them (url_keys, query), so renaming a contr
 
 A field's default and range are the control's own; a page may narrow a range that depends on another control
 (n_train below T) or give the choices it only knows at run time (the session's trained models).
+
+A lab built as one module (core/labs/<key>.py, listed here with Page.of) holds the whole lab once, and its page,
+its notebook and the tests are built from it. The module names:
+- KEY, TITLE, ICON, BLURB: its menu entry; SECTION: the book's section it follows (v1.0);
+- Settings: its controls' declarations (a frozen dataclass of core.settings.setting fields);
+- compute(settings) -> a result: all the lab's computation, in core;
+- metrics(result) -> [core.figures.Metric], charts(result) -> [core.figures.Chart] (plotly figures with their
+  summaries), readings(result) -> [core.claims.Claim]: every sentence that states a number, a trend, a comparison
+  or a regime (the claims sweep checks each over every control's range);
+- numbers(result) -> dict: what its notebook prints (the tests compare it with the page's);
+- INTRO, FORMULA, NOTATION and notes(result): its texts; SOURCE: the functions whose code the page and the notebook
+  show.
 """
 from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
 from enum import StrEnum
+from types import ModuleType
 from typing import Literal
 
-from core.nn.cell_demo import MAX_WORD
 from core.text.corpus import CLEANINGS
-from core.nn.gradflow import KINDS
+from core.labs import forecasting, gradient_flow, rnn_cell, sampling
+from core.labs.gradient_flow import SCALES
 from core.settings import Setting, as_text, declared, setting
 
-SCALES = (0.25, 0.35, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0, 1.05, 1.1, 1.2, 1.3, 1.5, 1.75, 2.0, 2.5, 3.0, 4.0)
 BPE_SIZES = (256, 512, 1024, 2048, 4096)
 ALPHAS = (0.001, 0.01, 0.1, 0.5, 1.0)
 CHAPTER_ACTS = (1, 2, 3, 4, 5)
-
-
-@dataclass(frozen=True)
-class Forecasting:
-    T: int = setting(1000, "Series length T", lo=100, hi=5000, step=50)
-    n_train: int = setting(600, "Training points n_train", "The model is fitted on the first n_train points only.",
-                           lo=50, hi=4999, step=10)
-    tau: int = setting(4, "Window τ (tau)", "How many past values the model looks at.", lo=1, hi=64)
-    k: int = setting(16, "Horizon k", "Steps ahead: the model feeds its own guesses back k-1 times.", lo=1, hi=64)
-    sigma: float = setting(0.2, "Noise σ (sigma)", lo=0.0, hi=1.0, step=0.01)
-    seed: int = setting(0, "Seed", lo=0, hi=10_000, widget="input")
 
 
 @dataclass(frozen=True)
@@ -59,53 +60,6 @@ class Tokens:
     k: int = setting(20, "Context length k", lo=1, hi=100, widget="input")
     h: int = setting(256, "Hidden units h", lo=1, hi=100_000, widget="input")
     d: int = setting(256, "Embedding size d (0 = one-hot)", lo=0, hi=100_000, widget="input")
-
-
-@dataclass(frozen=True)
-class RnnCell:
-    word: str = setting("machine", "Word to read (the network predicts each next letter)", hi=MAX_WORD)
-    h: int = setting(4, "Hidden units", lo=1, hi=8)
-    seed: int = setting(0, "Weight seed", lo=0, hi=10_000, widget="input")
-    t: int = setting(1, "Time step t", "Which step of reading the word the figures show.", lo=1, hi=MAX_WORD)
-    letter: str = setting("", "Letter fed in", "One of the letters the word feeds in: its one-hot row times W_xh "
-                          "against the row looked up.", widget="select")      # choices: the word's letters
-    V: int = setting(28, "Vocabulary |V|", lo=2, hi=100_000, widget="input")
-    h2: int = setting(256, "Hidden units h", lo=1, hi=10_000, widget="input")
-
-
-HIDDEN_SPAN = 32                                # characters in one view of Sampling's hidden-state heatmap
-HIDDEN_WINDOWS = tuple(range(1, 161, HIDDEN_SPAN))   # its first characters: 1, 33, 65, 97, 129 (of the first 160)
-
-
-@dataclass(frozen=True)
-class Sampling:
-    model: str = setting("pretrained", "Model", widget="select")    # choices: the pretrained model and the session's
-    prefix: str = setting("the time traveller ", "Prefix", "Spaces count: after a space the model must guess a "
-                          "new word.", hi=200)
-    temperature: float = setting(0.8, "Temperature T", lo=0.0, hi=2.0, step=0.05, url="temp")
-    length: int = setting(300, "Characters to generate", lo=20, hi=1000, step=10, url="len")
-    top_k: int = setting(0, "Top-k (0 = off)", "Keep only the k likeliest tokens.", lo=0, hi=50, url="topk")
-    top_p: float = setting(1.0, "Top-p (1 = off)", lo=0.05, hi=1.0, step=0.05, url="topp")
-    seed: int = setting(0, "Seed", lo=0, hi=1_000_000, widget="input")
-    hidden_from: int = setting(1, "Characters shown", "Which 32 of the first 160 characters the hidden-state "
-                               "heatmap shows, each one written under its column.", widget="segmented",
-                               choices=HIDDEN_WINDOWS, url="hfrom")
-    score_a: str = setting("the machine stood in the laboratory", "Your text", hi=200)
-    score_b: str = setting("laboratory the in stood machine the", "Compare with", hi=200)
-
-
-@dataclass(frozen=True)
-class GradientFlow:
-    scale: float = setting(1.0, "Weight scale (× W_hh)", "Multiplies the random matrix; ρ scales with it.",
-                           widget="select_slider", choices=SCALES)
-    n: int = setting(32, "Hidden size n", lo=2, hi=256)
-    T: int = setting(24, "Steps back T", lo=1, hi=200)
-    kind: Literal[KINDS] = setting("gaussian", "Matrix kind", widget="radio")
-    use_tanh: bool = setting(True, "Through tanh", "Off: the purely linear recurrence.", url="tanh")
-    input_scale: float = setting(1.0, "Input scale", "Larger inputs push tanh into saturation.", lo=0.0, hi=5.0,
-                                 step=0.1, url="input")
-    theta: float = setting(1.0, "Clipping threshold θ", lo=0.1, hi=10.0, step=0.1)
-    seed: int = setting(0, "Seed", lo=0, hi=10_000, widget="input")
 
 
 @dataclass(frozen=True)
@@ -160,6 +114,12 @@ class Page:
     charts: bool = True        # draws charts at its defaults (the tests check each one's summary and data)
     charts_tab: str = ""       # the tab its charts are on, when not the first
     corpus_charts: bool = False   # its charts are drawn from the corpus (skipped without one)
+    module: ModuleType | None = None   # the lab's one module (core/labs/<key>.py), for the labs built from one
+
+    @classmethod
+    def of(cls, module: ModuleType, **options) -> Page:
+        """A lab's page from its module: key, title, icon, blurb and settings are the module's own."""
+        return cls(module.KEY, module.TITLE, module.ICON, module.Settings, module.BLURB, module=module, **options)
 
     @property
     def path(self) -> str:
@@ -177,18 +137,14 @@ PAGES: dict[str, Page] = {p.key: p for p in (
     Page("chapter", "The chapter", ":material/menu_book:", Chapter, lab=False),
     Page("exercises", "Exercises", ":material/task_alt:", Exercises, lab=False, charts=False),
     Page("classroom", "Class", ":material/groups:", Classroom, lab=False, charts=False),
-    Page("forecasting", "Forecasting", ":material/show_chart:", Forecasting,
-         "Fit an autoregressive model to a noisy sine and see why k-step forecasts fall apart."),
+    Page.of(forecasting),
     Page("tokens", "Text to tokens", ":material/text_fields:", Tokens,
          "Clean text, cut it into characters, words or BPE subwords, see Zipf's law, and count n-grams until the table "
          "runs out of data.",
          charts_tab="Counting n-grams", corpus_charts=True),
-    Page("rnn_cell", "RNN cell", ":material/memory:", RnnCell,
-         "Step the recurrence through time, see the same weights reused, and check the gradients yourself."),
-    Page("sampling", "Sampling", ":material/edit_note:", Sampling,
-         "Talk to a pretrained character RNN: prefix, temperature, top-k/top-p, and a look at its hidden state."),
-    Page("gradient_flow", "Gradient flow", ":material/waves:", GradientFlow,
-         "Turn the spectral radius of W_hh and watch the backpropagated gradient vanish or explode."),
+    Page.of(rnn_cell),
+    Page.of(sampling),
+    Page.of(gradient_flow),
     Page("training", "Training", ":material/model_training:", Training,
          "Train RNN, GRU and LSTM language models live on CPU or GPU; watch, stop, compare and export runs.",
          charts=False),

@@ -103,8 +103,9 @@ def damping(a: gradflow.Analysis) -> Claim | None:
                  rho=a.rho, rate=a.growth, slope=a.mean_slope)
 
 
-def saturation(rates: dict[tuple[float, float], float]) -> Claim:
-    """'What to try' on saturation: the rate per step at weight scales 2 and 4, input scale 0 and 5 (tanh on)."""
+def saturation(rates: dict[tuple[float, float], float], where: str) -> Claim:
+    """'What to try' on saturation: the rate per step at weight scales 2 and 4, input scale 0 and 5 (tanh on), for the
+    matrix and steps `where` names (saturation_rates computes them)."""
     r2, r4 = (rates[2.0, 0.0], rates[2.0, 5.0]), (rates[4.0, 0.0], rates[4.0, 5.0])
 
     def moves(pair) -> str:
@@ -114,13 +115,16 @@ def saturation(rates: dict[tuple[float, float], float]) -> Claim:
         return {"vanishing": "vanishing", "stable": "holding its size", "exploding": "still growing"}[
             gradflow.regime(rate)]
     return claim("gradflow.saturation", "Turn tanh on and raise the input scale from 0 to 5: saturated units pass "
-                 f"back less of the gradient. At weight scale 2 the gradient's rate per step {moves(r2)} from "
-                 f"{r2[0]:.2f} to {r2[1]:.2f}, {after(r2[1])}; at scale 4 it {moves(r4)} from {r4[0]:.2f} to "
-                 f"{r4[1]:.2f}, {after(r4[1])}.", **{f"rate_{s:g}_{i:g}": r for (s, i), r in rates.items()})
+                 f"back less of the gradient. For {where}, at weight scale 2 the gradient's rate per step "
+                 f"{moves(r2)} from {r2[0]:.2f} to {r2[1]:.2f}, {after(r2[1])}; at scale 4 it {moves(r4)} from "
+                 f"{r4[0]:.2f} to {r4[1]:.2f}, {after(r4[1])}.",
+                 **{f"rate_{s:g}_{i:g}": r for (s, i), r in rates.items()})
 
 
-def saturation_rates(n: int = 32, T: int = 24) -> dict[tuple[float, float], float]:
-    return {(scale, inp): gradflow.analyse(n, scale, T, input_scale=inp).growth
+def saturation_rates(n: int = 32, T: int = 24, kind: str = "gaussian", seed: int = 0) -> dict:
+    """The rate per step through tanh of the matrix of this n, kind and seed, at weight scales 2 and 4 and input
+    scales 0 and 5."""
+    return {(scale, inp): gradflow.analyse(n, scale, T, kind, input_scale=inp, seed=seed).growth
             for scale in (2.0, 4.0) for inp in (0.0, 5.0)}
 
 

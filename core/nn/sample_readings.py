@@ -1,5 +1,6 @@
 """What the Sampling lab says about a sample, as claims (core.claims) built from the text and states it shows:
-whether greedy decoding fell into a loop, and how much of the hidden state sits near tanh's limits."""
+whether greedy decoding fell into a loop, whether the sample is more varied than greedy text, and how much of the
+hidden state sits near tanh's limits."""
 from __future__ import annotations
 
 import numpy as np
@@ -42,6 +43,24 @@ def greedy(greedy_text: str, sampled_text: str) -> Claim:
                      period=p, start=start, greedy=g, sampled=s)
     return claim("greedy.no_loop", f"{lead} Here it has not fallen into a repeating loop within {len(greedy_text)} "
                  f"characters; {shares}.", greedy=g, sampled=s)
+
+
+SAME_VARIETY = 1.2   # two texts whose shares of distinct 3-grams are within this factor either way are as varied
+
+
+def variety(greedy_text: str, sampled_text: str) -> Claim:
+    """Whether the sampled text is more varied than greedy decoding's, by their shares of distinct 3-grams: more
+    varied only beyond SAME_VARIETY times greedy's share, as repetitive within that factor either way."""
+    g, s = distinct_ngram_share(greedy_text), distinct_ngram_share(sampled_text)
+    shares = f"{100 * s:.0f}% of the sample's 3-grams are distinct, against {100 * g:.0f}% of greedy decoding's"
+    if s > SAME_VARIETY * g:
+        return claim("variety.more", f"Sampling keeps the text varied: {shares}.", greedy=g, sampled=s)
+    if s * SAME_VARIETY < g:
+        return claim("variety.less", f"Here the sample repeats itself more than greedy decoding: {shares}.",
+                     greedy=g, sampled=s)
+    return claim("variety.same", f"Here the sample is about as repetitive as greedy decoding ({shares}, within "
+                 f"{SAME_VARIETY:g} times): at this temperature and filter it keeps to the likeliest characters too.",
+                 greedy=g, sampled=s)
 
 
 def saturation(states: np.ndarray) -> Claim:

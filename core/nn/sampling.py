@@ -182,10 +182,30 @@ def distribution(logits: np.ndarray, temperature: float = 1.0, top_k: int | None
     return _probabilities(logits, *_check_filters(logits.size, temperature, top_k, top_p))
 
 
+def sampler_distribution(lm: LanguageModel, logits: np.ndarray, temperature: float = 1.0, top_k: int | None = None,
+                         top_p: float | None = None) -> np.ndarray:
+    """The distribution stream() draws the next token from after these logits: distribution() (temperature, top-k,
+    top-p) and the sampler's own rule for a character model, which never emits <unk> (its share goes to the other
+    tokens); at T = 0, all of it on the likeliest token the sampler may emit."""
+    logits = np.asarray(logits, dtype=np.float64)
+    p = distribution(logits, temperature, top_k, top_p)
+    V = logits.size
+    if getattr(lm.vocab, "kind", "") != "char" or V < 2:
+        return p
+    best = int(np.argmax(logits[1:])) + 1
+    if temperature == 0.0 or p[1:].sum() == 0:
+        out = np.zeros(V)
+        out[best] = 1.0
+        return out
+    p = p.copy()
+    p[0] = 0.0
+    return p / p.sum()
+
+
 def entropy_bits(p: np.ndarray) -> float:
     p = np.asarray(p, dtype=np.float64)
     nz = p[p > 0]
-    return float(-(nz * np.log2(nz)).sum())
+    return max(0.0, float(-(nz * np.log2(nz)).sum()))    # never -0.0 for a certain outcome
 
 
 @dataclass
@@ -250,13 +270,15 @@ def sample(lm: LanguageModel, prefix: str, length: int = 200, temperature: float
     return Sample(cleaned, unknown, lm.vocab.decode(ids), ids, texts, probs)
 
 
-LIKE_TEXT = 1.25     # a sample within this many times the model's bits per character on real text reads like text
+LIKE_TEXT = 1.25     # a sample within this factor of the model's bits per character on real text (either way) reads like text
 GIBBERISH = 0.8      # a sample at this share of uniform guessing's bits per character or more is gibberish
 
 
 def odd_choices(mean_bits: float, real_bits: float, vocab_size: int) -> Claim:
     """How often sampling picks unlikely characters, from the sample's mean surprisal under the model (bits per
-    character, at T = 1) against the model's on held-out text (NaN when unknown) and against uniform guessing."""
+    character, at T = 1) against the model's on held-out text (NaN when unknown) and against uniform guessing.
+    'About as predictable as real text' holds within LIKE_TEXT times real text's bits, either way; below that the
+    sample is more predictable than real text (the sampler keeps to the likeliest characters)."""
     check_real("mean surprisal", mean_bits, 0.0)
     V = check_int("vocabulary size", vocab_size, 2)
     uniform = float(np.log2(V))
@@ -265,11 +287,16 @@ def odd_choices(mean_bits: float, real_bits: float, vocab_size: int) -> Claim:
         return claim("sample.gibberish", f"At this temperature the odd choices take over: the sample costs the model "
                      f"{mean_bits:.2f} bits per character, close to the {uniform:.2f} of picking uniformly among its "
                      f"{V} characters. It is gibberish.", **numbers)
-    if np.isfinite(real_bits) and mean_bits <= LIKE_TEXT * real_bits:
-        return claim("sample.like_text", f"Sampling keeps some randomness and stays varied, and the model finds its "
-                     f"own sample about as predictable as real text ({mean_bits:.2f} bits per character against "
-                     f"{real_bits:.2f} on held-out text): odd choices are occasional.", **numbers)
-    real = f" against {real_bits:.2f} on held-out text" if np.isfinite(real_bits) else ""
+    known = bool(np.isfinite(real_bits))
+    if known and real_bits / LIKE_TEXT <= mean_bits <= LIKE_TEXT * real_bits:
+        return claim("sample.like_text", f"The model finds its own sample about as predictable as real text "
+                     f"({mean_bits:.2f} bits per character against {real_bits:.2f} on held-out text, within "
+                     f"{LIKE_TEXT:g} times either way): odd choices are occasional, as in real text.", **numbers)
+    if known and mean_bits < real_bits / LIKE_TEXT:
+        return claim("sample.predictable", f"The model finds its own sample more predictable than real text: "
+                     f"{mean_bits:.2f} bits per character against {real_bits:.2f} on held-out text, "
+                     f"{real_bits / max(mean_bits, 1e-12):.1f} times fewer. The sampler keeps to the likeliest "
+                     "characters far more than a writer does, so the text is safe and often repetitive.", **numbers)
+    real = f" against {real_bits:.2f} on held-out text" if known else ""
     return claim("sample.odd", f"Sampling keeps some randomness, and here it often picks unlikely characters: "
                  f"{mean_bits:.2f} bits per character{real} (uniform guessing: {uniform:.2f}).", **numbers)
-

@@ -21,8 +21,11 @@ from IPython.display import Markdown, display
 
 
 def say(*claims):
-    \"\"\"Show the page's readings: each a claim built by core from the numbers it states.\"\"\"
-    display(Markdown(" ".join(str(c) for c in claims if c)))"""
+    \"\"\"Show the page's readings: each a claim built by core from the numbers it states, as plain text (a
+    word or a prefix typed in the settings is only text: never a link, an image or HTML).\"\"\"
+    import html, re
+    text = html.escape(" ".join(str(c) for c in claims if c))
+    display(Markdown(re.sub(r"([\\\\`*_{}\\[\\]()#+!|~$<>:=^.@-])", r"\\\\\\1", text)))"""
 
 
 def settings_of(page: str, values: dict | None = None) -> dict:

@@ -6,20 +6,22 @@ import argparse
 import sys
 from pathlib import Path
 
-from core.labs import LABS, PAGES, controls_of
+from core.labs import PAGES, controls_of
 from core.notebooks import cells, recipes
 
-PAGES_WITH_NOTEBOOKS = [p.key for p in LABS] + ["chapter"]
+def pages_with_notebooks() -> list[str]:
+    """Every lab (read from the registry each time) and the chapter."""
+    return [p.key for p in PAGES.values() if p.lab] + ["chapter"]
 
 
 def build(page: str, values: dict | None = None):
     """The notebook of a lab, or of the chapter's act values['act'], at these settings (by setting name)."""
-    if page not in PAGES_WITH_NOTEBOOKS:
-        raise ValueError(f"No notebook for {page!r}: choose one of {', '.join(PAGES_WITH_NOTEBOOKS)}.")
+    if page not in pages_with_notebooks():
+        raise ValueError(f"No notebook for {page!r}: choose one of {', '.join(pages_with_notebooks())}.")
     settings = cells.settings_of(page, values)
     act = settings.get("act") if page == "chapter" else None
     title = f"The chapter, act {act}" if act else PAGES[page].title
-    section = recipes.ACT_SECTIONS[act] if act else recipes.SECTIONS[page]
+    section = recipes.ACT_SECTIONS[act] if act else recipes.section_of(page)
     nb_cells = cells.header(title, section, cells.settings_cell(page, settings))
     nb_cells += recipes.cells_of(page, act) + cells.exercise_cells(page, act)
     return cells.notebook(nb_cells)
@@ -48,12 +50,12 @@ def parse_sets(page: str, pairs: list[str]) -> dict:
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m core notebook", description=__doc__.split("\n\n")[0])
-    parser.add_argument("lab", help=f"one of {', '.join(PAGES_WITH_NOTEBOOKS)}")
+    parser.add_argument("lab", help=f"one of {', '.join(pages_with_notebooks())}")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a setting (repeatable)")
     parser.add_argument("--out", help="the file to write (default: rnnlab-LAB.ipynb here)")
     args = parser.parse_args(argv)
     try:
-        values = parse_sets(args.lab, args.set) if args.lab in PAGES_WITH_NOTEBOOKS else {}
+        values = parse_sets(args.lab, args.set) if args.lab in pages_with_notebooks() else {}
         nb = build(args.lab, values)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)

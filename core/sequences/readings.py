@@ -23,6 +23,10 @@ REST_TOL = 0.005      # "at rest": the forecast's end is within this of the fixe
 EXACT = 1e-12         # an error below this is no error: rounding (a noise-free sine)
 NEAR_NOISE = 1.2      # "about as good as the noise allows": at most this many times σ²
 NEAR_CONSTANT = 0.5   # "climbs towards the error of guessing a constant": at least this share of it by the last k
+ABOVE_CONSTANT = 1.1  # past the error of guessing a constant: more than this many times it ("as high as" up to here)
+EXPLAINS = 3.0        # the noise's draws explain a gap between two errors when the gap is at most this many times
+                      # the difference between the draws' mean squares, and goes the same way
+SMALL_GAP = 0.1       # a gap between two errors at most this share of the noise's mean square is small against it
 
 
 def radius(a: Analysis) -> float:
@@ -86,13 +90,27 @@ def horizon_trend(a: Analysis) -> Claim | None:
     if float(np.max(a.horizon)) < EXACT:
         return claim("forecast.no_error", f"The test error is zero to rounding at every horizon up to k = {k}: "
                      "without noise the window predicts the sine exactly, and so do its own guesses.", **numbers)
+    if h1 > ABOVE_CONSTANT * var:
+        return claim("forecast.worse_than_constant", f"Even one step ahead the test error ({h1:.3f}) is above the "
+                     f"error of guessing a constant ({var:.3f}): this fit does worse than no model. At k = {k} it is "
+                     f"{hk:.3f}.", **numbers)
     if h1 >= NEAR_CONSTANT * var:
         return claim("forecast.near_constant", f"Even one step ahead the test error ({h1:.3f}) is close to the error "
-                     f"of guessing a constant ({var:.3f}): the noise hides the sine. At k = {k} it is {hk:.3f}.",
-                     **numbers)
+                     f"of guessing a constant ({var:.3f}), {100 * h1 / var:.0f}% of it: the noise hides the sine. At "
+                     f"k = {k} it is {hk:.3f}.", **numbers)
+    if hk > ABOVE_CONSTANT * var:
+        past = int(np.argmax(a.horizon >= var)) + 1
+        numbers["past"] = past
+        return claim("forecast.past_constant", f"The test error climbs with k, from {h1:.3f} at k = 1 past the error "
+                     f"of guessing a constant ({var:.3f}) at k = {past}, to {hk:.3f} at k = {k}: that far ahead a "
+                     "constant guess does better than the model's own guesses.", **numbers)
+    if hk >= var:
+        return claim("forecast.reaches_constant", f"The test error climbs with k, from {h1:.3f} at k = 1 to {hk:.3f} "
+                     f"at k = {k}, as high as the error of guessing a constant ({var:.3f}).", **numbers)
     if hk >= NEAR_CONSTANT * var:
         return claim("forecast.towards_constant", f"The test error climbs with k, from {h1:.3f} at k = 1 to {hk:.3f} "
-                     f"at k = {k}, towards the error of guessing a constant ({var:.3f}).", **numbers)
+                     f"at k = {k}, towards the error of guessing a constant ({var:.3f}): {100 * hk / var:.0f}% of "
+                     "it.", **numbers)
     if hk > 1.5 * h1:
         return claim("forecast.climbs", f"The test error grows with k, from {h1:.4f} at k = 1 to {hk:.4f} at "
                      f"k = {k}, still well below the error of guessing a constant ({var:.3f}).", **numbers)
@@ -142,22 +160,30 @@ def train_test(a: Analysis, train_noise: float, test_noise: float) -> tuple[str,
             "sine.", **numbers)
     below = a.test_mse < a.train_mse
     heading = f"Why the test error is {'below' if below else 'above'} the training error here"
-    follows = below == (test_noise < train_noise)       # the errors differ the way the noise's draws do
+    gap, noise_gap = a.test_mse - a.train_mse, test_noise - train_noise
+    follows = (gap < 0) == (noise_gap < 0) and abs(gap) <= EXPLAINS * abs(noise_gap)   # the draws' own difference
     overfit = a.train_mse < train_noise                 # the fit beats the noise on the range it was fitted on
+    small = abs(gap) <= SMALL_GAP * (train_noise + test_noise) / 2
     text = f"The test error ({a.test_mse:.4f}) is {'below' if below else 'above'} the training error ({a.train_mse:.4f})."
+    draws = (f"average {train_noise:.4f} (mean square) on the training range and {test_noise:.4f} on the test "
+             "range")
     if follows:
-        text += (f" Both are mostly the noise, and its random draws happen to average {train_noise:.4f} (mean square) "
-                 f"on the training range and {test_noise:.4f} on the test range: the luck of the draw decides which "
-                 "range scores lower.")
+        text += (f" Both are mostly the noise, whose random draws {draws}, {abs(noise_gap):.4f} apart against the errors' "
+                 f"{abs(gap):.4f}: the luck of the draw decides which range scores lower.")
     else:
-        text += (f" The noise's draws do not explain it: they average {train_noise:.4f} (mean square) on the "
-                 f"training range and {test_noise:.4f} on the test range.")
+        text += (f" The noise's draws do not explain it: they {draws}, {abs(noise_gap):.4f} apart (and "
+                 f"{'the same' if (gap < 0) == (noise_gap < 0) else 'the other'} way), against the errors' "
+                 f"{abs(gap):.4f}.")
     if overfit:
         text += (f" The training error is even below the noise on its range: with {len(a.model.weights) + 1} numbers "
                  "to fit, the model has learnt some of the noise itself, which unseen data does not repeat.")
+    elif not follows and small:
+        text += (f" The gap is small against the noise itself ({100 * abs(gap) / ((train_noise + test_noise) / 2):.0f}% "
+                 "of its mean square): a smooth sine is easy to extrapolate.")
     elif not follows:
-        text += " The gap is small against the noise itself: a smooth sine is easy to extrapolate."
-    numbers.update(follows=follows, overfit=overfit)
+        text += (" The rest is the fit's: weights fitted on the training range suit the "
+                 f"{'test' if below else 'training'} range better here.")
+    numbers.update(follows=follows, overfit=overfit, small=small)
     return heading, claim("forecast.test_below" if below else "forecast.test_above", text, **numbers)
 
 
