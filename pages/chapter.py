@@ -18,9 +18,8 @@ from core.text import readings as text_readings
 from core.nn import gradflow_readings, param_counts
 from core.figures import hline, style
 from core.lesson import passage, readings as lesson_readings, store as passage_store
-from core.labs import controls_of, forecasting, gradient_flow, rnn_cell
+from core.labs import controls_of, forecasting, gradient_flow, rnn_cell, tokens
 from core.runs.record import HistoryRow, Status
-from pages import tokens as tokens_page
 from ui import exercises, passage_run, texts, url_state
 from ui.notebook import download_button
 from ui.common import BOOK, BOOK_URL, cite, deeper, learner_errors, plain
@@ -126,7 +125,8 @@ def act_language() -> None:
         "the n − 1 before it, count how often each n-gram occurs in the book and divide by how often its first "
         "n − 1 characters occur. The table needs a row for every context, and contexts multiply: the chart counts, "
         "for each n, the distinct n-grams the book contains against all the possible ones.")
-    show(tokens_page.coverage_figure(cov), tokens_page.coverage_summary(cov), "act2.coverage")
+    coverage = tokens.coverage_chart(cov)
+    show(coverage.figure, coverage.summary, "act2.coverage")
     st.markdown(
         f"{text_readings.coverage(cov)} "
         "**Next:** instead of a table over every possible past, keep a running summary of the past, a "

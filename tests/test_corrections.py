@@ -31,8 +31,8 @@ def test_the_parameter_calculator_names_its_largest_terms_from_the_numbers():
     at = page("tokens").run()
     text = " ".join(m.value for m in at.markdown)
     assert "W_hh has 65,536 parameters (the largest term has 39.1 times as many)" in text   # |V| = 10,000, h = d = 256
-    from pages.tokens import largest_terms
-    assert "recurrent weights W_hh" in largest_terms(param_counts.rnn_parameter_terms(28, 0, 512)).split(".")[0]
+    assert "recurrent weights W_hh" in param_counts.largest_terms(param_counts.rnn_parameter_terms(28, 0, 512)
+                                                                    ).text.split(".")[0]
 
 
 def test_the_parameter_calculator_at_the_smallest_sizes():

@@ -28,38 +28,12 @@ import functools
 from dataclasses import dataclass
 from enum import StrEnum
 from types import ModuleType
-from typing import Literal
 
-from core.text.corpus import CLEANINGS
-from core.labs import forecasting, gradient_flow, rnn_cell, sampling
+from core.labs import forecasting, gradient_flow, rnn_cell, sampling, tokens
 from core.labs.gradient_flow import SCALES
 from core.settings import Setting, as_text, declared, setting
 
-BPE_SIZES = (256, 512, 1024, 2048, 4096)
-ALPHAS = (0.001, 0.01, 0.1, 0.5, 1.0)
 CHAPTER_ACTS = (1, 2, 3, 4, 5)
-
-
-@dataclass(frozen=True)
-class Tokens:
-    source: Literal["timemachine", "upload"] = setting(
-        "timemachine", "Text", widget="radio", words={"timemachine": "The Time Machine", "upload": "My upload"})
-    cleaning: Literal[CLEANINGS] = setting(
-        "letters", "Cleaning", widget="radio",
-        words={"letters": "letters and spaces (the book)", "punctuation": "keep punctuation"})
-    tokenizer: Literal["char", "word", "bpe"] = setting("char", "Tokenizer", widget="radio", url="tok",
-                                                        words={"char": "characters", "word": "words", "bpe": "BPE"})
-    bpe_size: int = setting(1024, "BPE vocabulary size", widget="select_slider", choices=BPE_SIZES, url="bpe")
-    start: int = setting(2000, "Passage start (character in the raw text)", lo=0, hi=10_000_000)
-    top_n: int = setting(1, "Most frequent", widget="radio", choices=(1, 2, 3), url="topn",
-                         words={1: "1-grams", 2: "2-grams", 3: "3-grams"})
-    bpe_text: str = setting("the time traveller, unfathomable", "Text to cut", hi=200, url="bpetext")
-    alpha: float = setting(0.1, "Smoothing α", "Added to every n-gram count; smaller trusts the counts more.",
-                           widget="select_slider", choices=ALPHAS)
-    V: int = setting(10_000, "Vocabulary |V|", lo=2, hi=1_000_000, widget="input")
-    k: int = setting(20, "Context length k", lo=1, hi=100, widget="input")
-    h: int = setting(256, "Hidden units h", lo=1, hi=100_000, widget="input")
-    d: int = setting(256, "Embedding size d (0 = one-hot)", lo=0, hi=100_000, widget="input")
 
 
 @dataclass(frozen=True)
@@ -138,10 +112,7 @@ PAGES: dict[str, Page] = {p.key: p for p in (
     Page("exercises", "Exercises", ":material/task_alt:", Exercises, lab=False, charts=False),
     Page("classroom", "Class", ":material/groups:", Classroom, lab=False, charts=False),
     Page.of(forecasting),
-    Page("tokens", "Text to tokens", ":material/text_fields:", Tokens,
-         "Clean text, cut it into characters, words or BPE subwords, see Zipf's law, and count n-grams until the table "
-         "runs out of data.",
-         charts_tab="Counting n-grams", corpus_charts=True),
+    Page.of(tokens, charts_tab="Counting n-grams", corpus_charts=True),
     Page.of(rnn_cell),
     Page.of(sampling),
     Page.of(gradient_flow),

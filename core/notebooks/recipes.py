@@ -9,33 +9,6 @@ from types import ModuleType
 from core.labs import PAGES, forecasting
 from core.notebooks.cells import CODE, MD, numbers_cell
 
-TOKENS = [
-    (CODE, """from core.nn import param_counts
-from core.text import corpus, ngrams, readings, tokens
-
-raw = corpus.load_corpus()       # RNNLAB_CORPUS, the cache, or a download (sha1 checked)
-text = corpus.clean(raw, S["cleaning"])
-vocab = tokens.build_vocab(text, S["tokenizer"], S["bpe_size"])
-ids = vocab.encode(text)
-print(f"{len(text):,} characters, {len(ids):,} tokens, {len(vocab):,} token types")
-curves = [ngrams.zipf_curve(ids, n) for n in (1, 2, 3)]
-fig = go.Figure([go.Scatter(x=np.arange(1, len(c) + 1), y=c, name=f"{n}-grams") for n, c in zip((1, 2, 3), curves)])
-fig.update_layout(title="Frequency against rank", xaxis_type="log", yaxis_type="log", xaxis_title="rank",
-                  yaxis_title="count")
-fig.show()
-cov = ngrams.ngram_coverage(ids, 5)
-fig = go.Figure([go.Scatter(x=[c.n for c in cov], y=[c.distinct for c in cov], name="distinct n-grams seen"),
-                 go.Scatter(x=[c.n for c in cov], y=[float(c.possible) for c in cov], name="possible")])
-fig.update_layout(title="n-grams seen against possible", xaxis_title="n", yaxis_type="log")
-fig.show()
-say(ngrams.zipf_reading(curves, vocab.kind), readings.coverage(cov))"""),
-    (CODE, """terms = param_counts.rnn_parameter_terms(S["V"], S["d"], S["h"])
-print(f"({S['k']}+1)-gram table entries: 10^{np.log10(float(S['V'])) * (S['k'] + 1):.1f}; RNN parameters: "
-      f"{sum(terms.values()):,}")
-say(param_counts.largest_terms(terms))"""),
-    (CODE, numbers_cell(["tokens=len(ids)", "types=len(vocab)", "distinct_5grams=cov[-1].distinct"])),
-]
-
 TRAINING = [
     (CODE, """from dataclasses import replace
 from core.runs.config import PRESETS
@@ -56,7 +29,7 @@ say(f"Validation perplexity {h[-1].val_ppl:.2f} after epoch {h[-1].epoch}.", rea
     (CODE, numbers_cell(["val_ppl=h[-1].val_ppl", "train_ppl=h[-1].train_ppl", "epochs=h[-1].epoch"])),
 ]
 
-LABS = {"tokens": TOKENS, "training": TRAINING}
+LABS = {"training": TRAINING}
 
 
 def module_cells(lab: ModuleType) -> list:
@@ -134,9 +107,7 @@ say(gradflow_readings.through_tanh(a))"""), (CODE, numbers_cell(["rho=a.rho", "g
 }
 
 
-SECTIONS = {"tokens": "9.2 Converting Raw Text into Sequence Data and "
-            "9.3 Language Models",
-            "training": "9.5 and 9.6 (from scratch, and concise)"}
+SECTIONS = {"training": "9.5 and 9.6 (from scratch, and concise)"}
 
 
 def section_of(page: str) -> str:
