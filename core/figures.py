@@ -4,6 +4,7 @@ builds its figures here, and its page and its notebook show the same ones (ui.pl
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import io
 from dataclasses import dataclass
 
@@ -207,3 +208,8 @@ def chart_text(text: object, limit: int = 80) -> str:
     text = str(text)
     text = text if len(text) <= limit else text[: limit - 1] + "…"
     return text.replace("<", "‹").replace(">", "›")
+
+
+def iso_time(seconds: float) -> str:
+    """A Unix time as ISO 8601 in UTC (2026-12-03T10:27:55Z), as spreadsheets and gradebooks read it."""
+    return dt.datetime.fromtimestamp(float(seconds), dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

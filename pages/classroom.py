@@ -5,23 +5,17 @@ class's training runs and a sweep's chart, with CSV and gradebook exports and th
 projector view shows one exercise's answers with no names. Records and their numbers: core.classroom."""
 from __future__ import annotations
 
-import csv
-import io
-import statistics
-
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
 from core import classroom
 from core.exercises import types as core_ex
 from core.exercises.bank import BANK
-from core.labs import Url, controls_of, url_query
-from core.runs import store
+from core.figures import chart_text
+from core.labs import Url, classroom as reports, controls_of
 from core.runs.record import Status
 from ui import class_tools, learner, url_state
-from core.figures import chart_text, csv_cell, style
-from ui.common import iso_time, lab_title, plain
+from ui.common import plain
 from ui.plots import show
 
 CONTROLS = controls_of("classroom")
@@ -33,216 +27,6 @@ ACTIVE = {str(s) for s in Status if s.active}   # a run still training: its char
 def base_url() -> str:
     url = str(st.context.url or "").split("?")[0].rstrip("/")
     return url.rsplit("/", 1)[0] if url.endswith("/classroom") else url
-
-
-# --- figures (data in, figure out) ------------------------------------------------------------------------
-
-GREEN, RED, BLUE, GREY = "#009E73", "#D55E00", "#0072B2", "#9aa5b1"
-
-
-def choice_figure(ex: core_ex.Exercise, firsts: list[dict], height: int = 320) -> go.Figure:
-    """How many learners gave each option first; the run's answer in green."""
-    computed = firsts[0]["computed"] if firsts else None
-    counts = [sum(a["answer"] == o for a in firsts) for o in ex.options]
-    fig = go.Figure(go.Bar(x=[chart_text(o) for o in ex.options], y=counts,
-                           marker_color=[GREEN if o == computed else GREY for o in ex.options]))
-    fig = style(fig, None, "first answer (green: what the run computed)", "learners", height=height)
-    # whole learners: ticks at whole numbers from 0 (no "1.5 learners")
-    return fig.update_yaxes(rangemode="tozero", tickformat=",d", dtick=1 if max(counts, default=0) <= 10 else None)
-
-
-def _unit(ex: core_ex.Exercise) -> str:
-    return f" ({ex.unit})" if ex.unit else ""
-
-
-def drawable(firsts: list[dict]) -> tuple[list[dict], list[dict]]:
-    """The numeric first answers split into those drawn and those too far out to draw (listed in words)."""
-    values = [a["answer"] for a in firsts]
-    far = set(summary.far_answers(values, firsts[0]["computed"] if firsts else None))
-    return [a for i, a in enumerate(firsts) if i not in far], [a for i, a in enumerate(firsts) if i in far]
-
-
-def answers_figure(ex: core_ex.Exercise, firsts: list[dict]) -> go.Figure:
-    """The class's first answers to one exercise against the value its run computed, one marker per learner."""
-    if ex.kind == core_ex.CHOICE:
-        return choice_figure(ex, firsts)
-    shown, _ = drawable(firsts)
-    fig = go.Figure(go.Scatter(x=[float(a["answer"]) for a in shown], y=[chart_text(a["name"]) for a in shown],
-                               mode="markers", name="first answers",
-                               marker=dict(size=11, color=[GREEN if a["correct"] else RED for a in shown])))
-    if firsts:
-        fig.add_vline(x=float(firsts[0]["computed"]), line_dash="dash", line_color=BLUE)
-    return style(fig, None, f"first answer{_unit(ex)}; dashed: the run's value", "learner",
-                 height=max(260, 40 + 28 * len(shown)))
-
-
-def spread_figure(ex: core_ex.Exercise, firsts: list[dict]) -> go.Figure:
-    """For the projector: the same answers with no names (a histogram of numbers, a bar per option), large."""
-    if ex.kind == core_ex.CHOICE:
-        return large(choice_figure(ex, firsts, height=520))
-    shown, _ = drawable(firsts)
-    values = [float(a["answer"]) for a in shown] + ([float(firsts[0]["computed"])] if firsts else [])
-    lo, hi = (min(values), max(values)) if values else (0.0, 1.0)
-    bins = dict(start=lo, end=hi + (hi - lo) / 20 if hi > lo else lo + 1, size=(hi - lo) / 20 if hi > lo else 1)
-    fig = go.Figure([go.Histogram(x=[float(a["answer"]) for a in shown if bool(a["correct"]) == ok], name=name,
-                                  marker_color=colour, xbins=bins)
-                     for ok, name, colour in ((True, "right", GREEN), (False, "not right", RED))])
-    if firsts:
-        fig.add_vline(x=float(firsts[0]["computed"]), line_dash="dash", line_color=BLUE, line_width=3)
-    fig = style(fig, None, f"first answer{_unit(ex)}; dashed: the run's value", "learners", height=520)
-    fig.update_layout(barmode="stack")
-    return large(fig.update_yaxes(tickformat=",d", dtick=1 if len(shown) <= 10 else None, rangemode="tozero"))
-
-
-def large(fig: go.Figure, size: int = 20) -> go.Figure:
-    """Text readable from the back of a room."""
-    fig.update_layout(font=dict(size=size), legend=dict(font=dict(size=size)))
-    fig.update_xaxes(tickfont=dict(size=size), title_font=dict(size=size))
-    return fig.update_yaxes(tickfont=dict(size=size), title_font=dict(size=size))
-
-
-def answers_summary(ex: core_ex.Exercise, firsts: list[dict], learners: int, hinted: int, names: bool = True) -> str:
-    if not firsts:
-        return f"No one of the {learners} learners has answered this one yet."
-    right = sum(a["correct"] for a in firsts)
-    text = (f"{len(firsts)} of {learners} learners answered; {right} right on their first attempt; "
-            f"{hinted} opened the hint.")
-    computed = firsts[0]["computed"]
-    if ex.kind == core_ex.NUMBER:
-        mid = statistics.median(float(a["answer"]) for a in firsts)
-        text += f" The run computed {float(computed):.4g}; the median prediction was {mid:.4g}."
-        _, far = drawable(firsts)
-        if far:
-            text += (f" Too far out to draw ({len(far)}): " + "; ".join(
-                (f"{a['name']} " if names else "") + f"{float(a['answer']):.4g}" for a in far) + ".")
-    else:
-        text += f" The run's answer: {computed}."
-    return text
-
-
-def run_label(r: classroom.ClassRun, keys: list[str]) -> str:
-    """A run in the legend: the learner and the settings in which the class's runs differ (else the run's name)."""
-    return f"{r.learner}: {summary.settings_text(r.config, keys) if keys else r.name}"
-
-
-def runs_figure(runs: list[classroom.ClassRun]) -> go.Figure:
-    """Every class run's validation perplexity by epoch, one line per run, named by what differs between runs."""
-    keys = summary.varying([r.config for r in runs])
-    fig = go.Figure()
-    for r in runs:
-        fig.add_trace(go.Scatter(x=[row.epoch for row in r.history], y=[row.val_ppl for row in r.history],
-                                 mode="lines+markers", name=chart_text(run_label(r, keys), 60)))
-    fig = style(fig, None, "epoch", "validation perplexity", height=380, log_y=True)
-    return fig.update_xaxes(dtick=1) if max((len(r.history) for r in runs), default=0) <= 12 else fig
-
-
-def sweep_figure(points: list[tuple[str, float, float]], key: str) -> go.Figure:
-    """Final validation perplexity against the swept setting, one point per learner (their latest run)."""
-    fig = go.Figure(go.Scatter(x=[p[1] for p in points], y=[p[2] for p in points], mode="markers+text",
-                               text=[chart_text(p[0], 20) for p in points], textposition="top center",
-                               marker=dict(size=12, color=BLUE), name="final perplexity"))
-    values = [p[1] for p in points]
-    log_x = min(values) > 0 and max(values) / min(values) >= 10
-    return style(fig, None, key, "final validation perplexity", height=380, log_y=True, log_x=log_x)
-
-
-# --- the teacher's view -----------------------------------------------------------------------------------
-
-def run_histories(info: classroom.ClassInfo) -> list[classroom.ClassRun]:
-    """The class's runs with their curves: from the run store while it has them (copied into the class records
-    when finished, so they outlast the store's cleaning), else from the copy."""
-    runs = classroom.class_runs(info.id)
-    for r in runs:
-        try:
-            live = store.read_live(r.run_key)
-        except ValueError:
-            live = None
-        if live is not None and live.progress is not None:
-            kept = len(r.history)
-            r.history, r.status = list(live.progress.history), str(live.status)
-            if not live.status.active and kept != len(r.history):   # copied once, not on every rerun
-                classroom.keep_history(r.run_key, r.history)
-    return runs
-
-
-def differs(a: dict) -> dict:
-    """Where the page a learner checked from differed from the exercise's own setup: control -> (page, exercise).
-    Grading always runs the exercise's own settings; a difference means the learner looked at another setting."""
-    ex = BANK.get(a["exercise"])
-    if ex is None or not a.get("settings"):
-        return {}
-    own = url_query(ex.lab, ex.url)
-    return {k: (v, own[k]) for k, v in a["settings"].items() if k in own and v and v != own[k]}
-
-
-def roster_table(info: classroom.ClassInfo, attempts: list[dict], hints: list, runs: list,
-                 assigned: set[str] = frozenset()) -> pd.DataFrame:
-    """A row per learner, scored out of the assigned exercises (else all). Answers from a restored progress file
-    are counted apart ('restored only'): they are never first attempts, so never in the score."""
-    rows, first = [], classroom.first_attempts(attempts)
-    for who in classroom.roster(info.id):
-        mine = [a for a in attempts if a["name"] == who.name]
-        firsts = {ex: a for (name, ex), a in first.items() if name == who.name}
-        restored = {a["exercise"] for a in mine if a["source"] == classroom.RESTORE} - set(firsts)
-        score = summary.score(firsts, list(BANK), assigned)
-        rows.append({"learner": who.name, "answered": len(firsts), "right first time": score.right,
-                     "out of": score.out_of, "score": score.text(), "restored only": len(restored),
-                     "attempts": len(mine), "hints opened": sum(n == who.name for n, _ in hints),
-                     "runs": sum(r.learner == who.name for r in runs),
-                     "other settings": sum(bool(differs(a)) for a in firsts.values())})
-    return pd.DataFrame(rows, columns=["learner", "answered", "right first time", "out of", "score", "restored only",
-                                       "attempts", "hints opened", "runs", "other settings"])
-
-
-def overview_table(info: classroom.ClassInfo, attempts: list[dict], hints: list, learners: int,
-                   assigned: set[str]) -> pd.DataFrame:
-    """A row per exercise (the assigned ones, else all): answered, right first time, the share who opened the
-    hint, the median time from first seeing it to the first Check."""
-    keys = [k for k in BANK if k in assigned] if assigned else list(BANK)
-    rows = summary.overview(keys, classroom.first_attempts(attempts), hints, classroom.class_opened(info.id),
-                            learners)
-    return pd.DataFrame([{"exercise": BANK[r["exercise"]].question[:80], "lab": lab_title(BANK[r["exercise"]].lab),
-                          "answered": r["answered"], "right first time": r["right first time"],
-                          "opened the hint": f"{100 * r['hint opened']:.0f}%",
-                          "median time to answer": "" if r["median seconds"] is None else
-                          f"{r['median seconds'] / 60:.1f} min" if r["median seconds"] >= 90 else
-                          f"{r['median seconds']:.0f} s"} for r in rows])
-
-
-def export_csv(attempts: list[dict], runs: list) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf)
-    w.writerow(["learner", "exercise", "lab", "answer", "correct", "run's value", "hint opened", "after seeing the "
-                "solution", "source", "at (UTC)", "first attempt", "settings differing from the exercise's"])
-    firsts = {id(a) for a in classroom.first_attempts(attempts).values()}
-    for a in attempts:
-        ex = BANK.get(a["exercise"])
-        w.writerow([csv_cell(a["name"]), a["exercise"], ex.lab if ex else "", csv_cell(a["answer"]), a["correct"],
-                    a["computed"], a["hint_seen"], a["after_solution"], a["source"], iso_time(a["at"]),
-                    id(a) in firsts, "; ".join(f"{k}={v}" for k, (v, _) in differs(a).items())])
-    w.writerow([])
-    keys = summary.varying([r.config for r in runs])
-    w.writerow(["learner", "run", "epoch", "train perplexity", "validation perplexity", *keys, "settings"])
-    for r in runs:
-        every = "; ".join(f"{k}={v}" for k, v in r.config.items())
-        for row in r.history:
-            w.writerow([csv_cell(r.learner), csv_cell(r.name), row.epoch, row.train_ppl, row.val_ppl,
-                        *(csv_cell(r.config.get(k)) for k in keys), csv_cell(every)])
-    return buf.getvalue()
-
-
-def gradebook_csv(info: classroom.ClassInfo, attempts: list[dict], assigned: set[str]) -> str:
-    """A row per learner, a column per exercise (the assigned ones, else all): 1 right first time, 0 wrong, empty
-    not answered; then the total and what it is out of, as a learning platform imports a gradebook."""
-    keys = [k for k in BANK if k in assigned] if assigned else list(BANK)
-    names = [who.name for who in classroom.roster(info.id)]
-    buf = io.StringIO()
-    w = csv.writer(buf)
-    w.writerow(["learner", *keys, "total", "out of"])
-    for row in summary.gradebook(names, keys, classroom.first_attempts(attempts)):
-        w.writerow([csv_cell(row["learner"]), *("" if row[k] is None else row[k] for k in keys), row["total"],
-                    row["out of"]])
-    return buf.getvalue()
 
 
 PICKED = "classroom.picked"   # this session's teacher chose an exercise: the chart stays on it
@@ -276,8 +60,8 @@ def exercise_answers(attempts: list[dict], hints: list, learners: int, names: bo
                   help="Show whichever exercise was answered last, as answers arrive.")
     ex = BANK[key]
     firsts = [a for (name, exercise), a in first.items() if exercise == key]
-    summary_text = answers_summary(ex, firsts, learners, sum(e == key for _, e in hints), names)
-    other = {a["name"]: d for a in firsts if (d := differs(a))}
+    summary_text = reports.answers_summary(ex, firsts, learners, sum(e == key for _, e in hints), names)
+    other = {a["name"]: d for a in firsts if (d := reports.differs(a))}
     if other and names:
         summary_text += " Checked with other settings than the exercise's own (the grade used the exercise's): " + \
             "; ".join(f"{name}: " + ", ".join(f"{k}={v} (exercise: {own})" for k, (v, own) in d.items())
@@ -288,7 +72,7 @@ def exercise_answers(attempts: list[dict], hints: list, learners: int, names: bo
         st.subheader(plain(ex.question, 400), anchor=False)
     if firsts and not names:
         headline(ex, firsts, learners)
-    figure = answers_figure if names else spread_figure   # drawn empty too: the first answer then shows at once
+    figure = reports.answers_figure if names else reports.spread_figure   # drawn empty too: the first answer then shows at once
     show(figure(ex, firsts), summary_text, f"class.{key}")
 
 
@@ -304,7 +88,7 @@ def headline(ex: core_ex.Exercise, firsts: list[dict], learners: int) -> None:
 
 def live_runs(info: classroom.ClassInfo) -> None:
     """class_runs, read again on each of its fragment's reruns (while a learner's run trains)."""
-    class_runs(run_histories(info))
+    class_runs(reports.run_histories(info))
 
 
 def class_runs(runs: list[classroom.ClassRun]) -> None:
@@ -314,17 +98,14 @@ def class_runs(runs: list[classroom.ClassRun]) -> None:
         st.caption("No runs yet: runs a learner trains in the Training lab appear here.")
         return
     keys = summary.varying([r.config for r in shown])
-    show(runs_figure(shown), f"{len(shown)} run{'s' if len(shown) != 1 else ''}: " + "; ".join(
-        f"{run_label(r, keys)} at {r.history[-1].val_ppl:.2f} after epoch {r.history[-1].epoch}" for r in shown),
-        "class.runs")
+    show(reports.runs_figure(shown), reports.runs_summary(shown), "class.runs")
     swept = [k for k in keys if summary.sweep_points(shown, k)]
     if swept:
         key = st.radio("Against", swept, horizontal=True, key="class.sweep.key") if len(swept) > 1 else swept[0]
         points = summary.sweep_points(shown, key)
         st.markdown(f"**Final validation perplexity against {plain(key, 40)}**: one point per learner (their latest "
                     "run); lower is better.")
-        show(sweep_figure(points, key), f"Final validation perplexity against {key}, each learner's latest run: " +
-             "; ".join(f"{name} {value:g}: {ppl:.2f}" for name, value, ppl in points) + ".", "class.sweep")
+        show(reports.sweep_figure(points, key), reports.sweep_summary(points, key), "class.sweep")
 
 
 def teacher_view(info: classroom.ClassInfo) -> None:
@@ -340,8 +121,8 @@ def teacher_view(info: classroom.ClassInfo) -> None:
               help="One exercise's answers, large, with no names and no key: for the screen at the front.")
     attempts, hints = classroom.class_attempts(info.id), classroom.class_hints(info.id)
     assigned = classroom.assigned(info.id)
-    histories = run_histories(info)
-    table = roster_table(info, attempts, hints, histories, assigned)
+    histories = reports.run_histories(info)
+    table = pd.DataFrame(reports.roster_rows(info, attempts, hints, histories, assigned), columns=reports.ROSTER_COLUMNS)
     st.subheader("Roster")
     st.caption((f"Scores count each learner's first attempt at the {len(assigned)} assigned exercises" if assigned
                 else f"Scores count each learner's first attempt at each of the {len(BANK)} exercises (assign some "
@@ -352,7 +133,8 @@ def teacher_view(info: classroom.ClassInfo) -> None:
                "the exercise's own). This view redraws within a second of any answer.")
     st.dataframe(table, hide_index=True, width="stretch")
     st.subheader("Each exercise")
-    st.dataframe(overview_table(info, attempts, hints, len(table), assigned), hide_index=True, width="stretch",
+    st.dataframe(pd.DataFrame(reports.overview_rows(info, attempts, hints, len(table), assigned)), hide_index=True,
+                 width="stretch",
                  column_config={"exercise": st.column_config.TextColumn(width="large")})
     st.caption("Time to answer: from the learner first seeing the exercise on a page to their first Check, the "
                "median over those who answered.")
@@ -364,9 +146,9 @@ def teacher_view(info: classroom.ClassInfo) -> None:
     else:
         class_runs(histories)
     d1, d2 = st.columns(2)   # the CSVs are written when clicked, not on every rerun
-    d1.download_button("Everything (.csv)", lambda: export_csv(attempts, histories), "rnnlab-class.csv", "text/csv",
+    d1.download_button("Everything (.csv)", lambda: reports.export_csv(attempts, histories), "rnnlab-class.csv", "text/csv",
                        icon=":material/download:", on_click="ignore")
-    d2.download_button("Gradebook (.csv)", lambda: gradebook_csv(info, attempts, assigned), "rnnlab-gradebook.csv",
+    d2.download_button("Gradebook (.csv)", lambda: reports.gradebook_csv(info, attempts, assigned), "rnnlab-gradebook.csv",
                        "text/csv", icon=":material/grading:", on_click="ignore",
                        help="A row per learner, a column per exercise (1 right first time, 0 wrong, empty not "
                             "answered), the total and what it is out of.")

@@ -232,7 +232,7 @@ def test_the_teacher_renames_closes_and_downloads_a_gradebook(root):
     assert [w.name for w in C.roster(info.id)] == ["Ana Lovelace", "Ben Z"]
     at.toggle(key="class.open.True").set_value(False).run()
     assert C.class_by_code(info.join_code).open is False
-    from pages.classroom import gradebook_csv
+    from core.labs.classroom import gradebook_csv
     rows = list(csv.reader(io.StringIO(gradebook_csv(info, C.class_attempts(info.id), set()))))
     assert rows[0][0] == "learner" and rows[0][-2:] == ["total", "out of"]
     ana = dict(zip(rows[0], rows[1]))

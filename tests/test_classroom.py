@@ -208,7 +208,7 @@ def test_restored_answers_are_never_first_attempts(root):
     time' on every exercise. Restored attempts are kept as restored: not in the score, not in the class's answers,
     counted apart in the roster; a later Check is the first attempt."""
     import importlib
-    teacher_page = importlib.import_module("pages.classroom")
+    teacher_page = importlib.import_module("core.labs.classroom")
     info = C.create_class("Tuesday")
     ana, ben = C.join(info.join_code, "Ana"), C.join(info.join_code, "Ben")
     C.record_attempt(ana, "gf_regime", "exploding", True, "exploding", source=C.RESTORE)
@@ -221,8 +221,7 @@ def test_restored_answers_are_never_first_attempts(root):
     everyone = C.class_attempts(info.id)
     firsts = C.first_attempts(everyone)
     assert set(firsts) == {("Ana", "gf_thirty"), ("Ben", "gf_regime")}
-    table = teacher_page.roster_table(info, everyone, [], [])
-    row = table[table["learner"] == "Ana"].iloc[0]
+    row = next(r for r in teacher_page.roster_rows(info, everyone, [], []) if r["learner"] == "Ana")
     assert (row["answered"], row["right first time"], row["score"], row["restored only"]) == (1, 0, "0%", 1)
     csv_rows = [line.split(",") for line in teacher_page.export_csv(everyone, []).splitlines()[1:5]]
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", csv_rows[0][9]), csv_rows[0]   # ISO 8601, UTC
@@ -288,7 +287,7 @@ def test_the_teacher_sees_a_learner_who_checked_from_other_settings(root):
 def test_the_class_csv_never_hands_a_spreadsheet_a_formula():
     from core.classroom import ClassRun
     from core.runs.record import HistoryRow
-    from pages.classroom import export_csv
+    from core.labs.classroom import export_csv
     rows = [{"name": "=HYPERLINK(\"https://e.x\")", "exercise": "gf_thirty", "answer": -0.5, "correct": False,
              "computed": 0.04, "hint_seen": False, "after_solution": False, "source": "check", "at": 1, "settings": {}}]
     row = HistoryRow(epoch=1, step=10, train_ppl=9.0, val_ppl=8.0, val_bpb=3.0, val_ce=2.1, elapsed=1.0,
@@ -310,7 +309,7 @@ def test_a_chart_s_data_csv_never_hands_a_spreadsheet_a_formula():
 def test_the_class_answers_chart_counts_whole_learners_from_zero():
     from core.exercises.bank import BANK
     from core.exercises.types import CHOICE
-    from pages.classroom import answers_figure
+    from core.labs.classroom import answers_figure
     ex = next(e for e in BANK.values() if e.kind == CHOICE)
     firsts = [{"name": n, "answer": ex.options[0], "computed": ex.options[0], "correct": True} for n in ("Ana", "Ben")]
     y = answers_figure(ex, firsts).layout.yaxis

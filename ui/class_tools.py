@@ -10,7 +10,8 @@ from core import classroom
 from core.exercises.bank import BANK
 from core.labs import Url, controls_of
 from core.runs.config import FORM_SETTINGS, SETTINGS
-from ui.common import lab_title, plain
+from core.labs import lab_title
+from ui.common import plain
 from ui.exercises import link
 from ui.learner import write_cookie
 

@@ -1,7 +1,6 @@
 """Small helpers every lab page shares (Streamlit side only; no maths here)."""
 from __future__ import annotations
 
-import datetime as dt
 import functools
 import inspect
 import re
@@ -45,20 +44,10 @@ def plain(text: object, limit: int = MAX_SHOWN) -> str:
     return "".join("\\" + ch if ch in _MARKDOWN_SPECIAL else ch for ch in text)
 
 
-def iso_time(seconds: float) -> str:
-    """A Unix time as ISO 8601 in UTC (2026-12-03T10:27:55Z), as spreadsheets and gradebooks read it."""
-    return dt.datetime.fromtimestamp(float(seconds), dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def time_left(done: float, spent: float) -> str:
     """', about N s left' for a progress text, from the share done and the seconds spent; '' until a tenth is done
     (an estimate from the first moments would mislead)."""
     return f", about {spent * (1 - done) / done:.0f} s left" if done > 0.1 else ""
-
-
-def lab_title(key: str) -> str:
-    """A page's title from the registry (the key itself for one it does not know)."""
-    return PAGES[key].title if key in PAGES else key
 
 
 def header(key: str) -> Page:

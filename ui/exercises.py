@@ -24,7 +24,8 @@ from core.settings import short
 from core import classroom
 from core.exercises import cache as exercise_cache
 from ui import learner, url_state
-from ui.common import iso_time, plain, time_left
+from core.figures import iso_time
+from ui.common import plain, time_left
 
 PROGRESS = "_rnnlab_exercise_progress"
 MAX_PROGRESS_BYTES = 100_000

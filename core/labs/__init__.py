@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from types import ModuleType
 
-from core.labs import forecasting, gradient_flow, rnn_cell, sampling, tokens
+from core.labs import classroom, forecasting, gradient_flow, rnn_cell, sampling, tokens
 from core.labs.gradient_flow import SCALES
 from core.settings import Setting, as_text, declared, setting
 
@@ -54,12 +54,6 @@ class Training:
 @dataclass(frozen=True)
 class Exercises:
     assign: str = setting("", "Exercise", widget="select")         # choices: the exercise bank
-
-
-@dataclass(frozen=True)
-class Classroom:
-    shown: str = setting("", "Exercise", "The exercise whose answers the chart shows.", widget="select",
-                         url="show")                               # choices: the exercise bank
 
 
 class Url(StrEnum):
@@ -110,7 +104,7 @@ class Page:
 PAGES: dict[str, Page] = {p.key: p for p in (
     Page("chapter", "The chapter", ":material/menu_book:", Chapter, lab=False),
     Page("exercises", "Exercises", ":material/task_alt:", Exercises, lab=False, charts=False),
-    Page("classroom", "Class", ":material/groups:", Classroom, lab=False, charts=False),
+    Page.of(classroom, lab=False, charts=False),
     Page.of(forecasting),
     Page.of(tokens, charts_tab="Counting n-grams", corpus_charts=True),
     Page.of(rnn_cell),
@@ -134,6 +128,11 @@ def controls_of(page: str) -> dict[str, Setting]:
         from core.runs.config import FORM_SETTINGS, SETTINGS
         controls.update({name: SETTINGS[name] for name in FORM_SETTINGS})
     return controls
+
+
+def lab_title(key: str) -> str:
+    """A page's title from the registry (the key itself for one it does not know)."""
+    return PAGES[key].title if key in PAGES else key
 
 
 def url_keys(page: str) -> list[str]:

@@ -1,0 +1,258 @@
+"""The Class page's numbers, figures, tables and exports: what the teacher's view and the projector show of a class's
+answers and runs, built from its records (core.classroom) and the exercise bank. Data in, figures and rows out, no
+Streamlit: pages/classroom.py draws them."""
+from __future__ import annotations
+
+import csv
+import io
+import statistics
+from dataclasses import dataclass
+
+import plotly.graph_objects as go
+
+from core import classroom
+from core.classroom import summary
+from core.exercises import types as core_ex
+from core.exercises.bank import BANK
+from core.figures import chart_text, csv_cell, iso_time, style
+from core.runs import store
+from core.settings import setting
+
+KEY = "classroom"
+TITLE = "Class"
+ICON = ":material/groups:"
+BLURB = ""
+
+
+@dataclass(frozen=True)
+class Settings:
+    shown: str = setting("", "Exercise", "The exercise whose answers the chart shows.", widget="select",
+                         url="show")                               # choices: the exercise bank
+
+
+def title_of(lab: str) -> str:
+    from core.labs import lab_title     # the registry imports this module: read it when called
+    return lab_title(lab)
+
+
+GREEN, RED, BLUE, GREY = "#009E73", "#D55E00", "#0072B2", "#9aa5b1"
+
+
+def choice_figure(ex: core_ex.Exercise, firsts: list[dict], height: int = 320) -> go.Figure:
+    """How many learners gave each option first; the run's answer in green."""
+    computed = firsts[0]["computed"] if firsts else None
+    counts = [sum(a["answer"] == o for a in firsts) for o in ex.options]
+    fig = go.Figure(go.Bar(x=[chart_text(o) for o in ex.options], y=counts,
+                           marker_color=[GREEN if o == computed else GREY for o in ex.options]))
+    fig = style(fig, None, "first answer (green: what the run computed)", "learners", height=height)
+    # whole learners: ticks at whole numbers from 0 (no "1.5 learners")
+    return fig.update_yaxes(rangemode="tozero", tickformat=",d", dtick=1 if max(counts, default=0) <= 10 else None)
+
+
+def _unit(ex: core_ex.Exercise) -> str:
+    return f" ({ex.unit})" if ex.unit else ""
+
+
+def drawable(firsts: list[dict]) -> tuple[list[dict], list[dict]]:
+    """The numeric first answers split into those drawn and those too far out to draw (listed in words)."""
+    values = [a["answer"] for a in firsts]
+    far = set(summary.far_answers(values, firsts[0]["computed"] if firsts else None))
+    return [a for i, a in enumerate(firsts) if i not in far], [a for i, a in enumerate(firsts) if i in far]
+
+
+def answers_figure(ex: core_ex.Exercise, firsts: list[dict]) -> go.Figure:
+    """The class's first answers to one exercise against the value its run computed, one marker per learner."""
+    if ex.kind == core_ex.CHOICE:
+        return choice_figure(ex, firsts)
+    shown, _ = drawable(firsts)
+    fig = go.Figure(go.Scatter(x=[float(a["answer"]) for a in shown], y=[chart_text(a["name"]) for a in shown],
+                               mode="markers", name="first answers",
+                               marker=dict(size=11, color=[GREEN if a["correct"] else RED for a in shown])))
+    if firsts:
+        fig.add_vline(x=float(firsts[0]["computed"]), line_dash="dash", line_color=BLUE)
+    return style(fig, None, f"first answer{_unit(ex)}; dashed: the run's value", "learner",
+                 height=max(260, 40 + 28 * len(shown)))
+
+
+def spread_figure(ex: core_ex.Exercise, firsts: list[dict]) -> go.Figure:
+    """For the projector: the same answers with no names (a histogram of numbers, a bar per option), large."""
+    if ex.kind == core_ex.CHOICE:
+        return large(choice_figure(ex, firsts, height=520))
+    shown, _ = drawable(firsts)
+    values = [float(a["answer"]) for a in shown] + ([float(firsts[0]["computed"])] if firsts else [])
+    lo, hi = (min(values), max(values)) if values else (0.0, 1.0)
+    bins = dict(start=lo, end=hi + (hi - lo) / 20 if hi > lo else lo + 1, size=(hi - lo) / 20 if hi > lo else 1)
+    fig = go.Figure([go.Histogram(x=[float(a["answer"]) for a in shown if bool(a["correct"]) == ok], name=name,
+                                  marker_color=colour, xbins=bins)
+                     for ok, name, colour in ((True, "right", GREEN), (False, "not right", RED))])
+    if firsts:
+        fig.add_vline(x=float(firsts[0]["computed"]), line_dash="dash", line_color=BLUE, line_width=3)
+    fig = style(fig, None, f"first answer{_unit(ex)}; dashed: the run's value", "learners", height=520)
+    fig.update_layout(barmode="stack")
+    return large(fig.update_yaxes(tickformat=",d", dtick=1 if len(shown) <= 10 else None, rangemode="tozero"))
+
+
+def large(fig: go.Figure, size: int = 20) -> go.Figure:
+    """Text readable from the back of a room."""
+    fig.update_layout(font=dict(size=size), legend=dict(font=dict(size=size)))
+    fig.update_xaxes(tickfont=dict(size=size), title_font=dict(size=size))
+    return fig.update_yaxes(tickfont=dict(size=size), title_font=dict(size=size))
+
+
+def answers_summary(ex: core_ex.Exercise, firsts: list[dict], learners: int, hinted: int, names: bool = True) -> str:
+    if not firsts:
+        return f"No one of the {learners} learners has answered this one yet."
+    right = sum(a["correct"] for a in firsts)
+    text = (f"{len(firsts)} of {learners} learners answered; {right} right on their first attempt; "
+            f"{hinted} opened the hint.")
+    computed = firsts[0]["computed"]
+    if ex.kind == core_ex.NUMBER:
+        mid = statistics.median(float(a["answer"]) for a in firsts)
+        text += f" The run computed {float(computed):.4g}; the median prediction was {mid:.4g}."
+        _, far = drawable(firsts)
+        if far:
+            text += (f" Too far out to draw ({len(far)}): " + "; ".join(
+                (f"{a['name']} " if names else "") + f"{float(a['answer']):.4g}" for a in far) + ".")
+    else:
+        text += f" The run's answer: {computed}."
+    return text
+
+
+def run_label(r: classroom.ClassRun, keys: list[str]) -> str:
+    """A run in the legend: the learner and the settings in which the class's runs differ (else the run's name)."""
+    return f"{r.learner}: {summary.settings_text(r.config, keys) if keys else r.name}"
+
+
+def runs_figure(runs: list[classroom.ClassRun]) -> go.Figure:
+    """Every class run's validation perplexity by epoch, one line per run, named by what differs between runs."""
+    keys = summary.varying([r.config for r in runs])
+    fig = go.Figure()
+    for r in runs:
+        fig.add_trace(go.Scatter(x=[row.epoch for row in r.history], y=[row.val_ppl for row in r.history],
+                                 mode="lines+markers", name=chart_text(run_label(r, keys), 60)))
+    fig = style(fig, None, "epoch", "validation perplexity", height=380, log_y=True)
+    return fig.update_xaxes(dtick=1) if max((len(r.history) for r in runs), default=0) <= 12 else fig
+
+
+def sweep_figure(points: list[tuple[str, float, float]], key: str) -> go.Figure:
+    """Final validation perplexity against the swept setting, one point per learner (their latest run)."""
+    fig = go.Figure(go.Scatter(x=[p[1] for p in points], y=[p[2] for p in points], mode="markers+text",
+                               text=[chart_text(p[0], 20) for p in points], textposition="top center",
+                               marker=dict(size=12, color=BLUE), name="final perplexity"))
+    values = [p[1] for p in points]
+    log_x = min(values) > 0 and max(values) / min(values) >= 10
+    return style(fig, None, key, "final validation perplexity", height=380, log_y=True, log_x=log_x)
+
+
+def runs_summary(runs: list[classroom.ClassRun]) -> str:
+    keys = summary.varying([r.config for r in runs])
+    return f"{len(runs)} run{'s' if len(runs) != 1 else ''}: " + "; ".join(
+        f"{run_label(r, keys)} at {r.history[-1].val_ppl:.2f} after epoch {r.history[-1].epoch}" for r in runs)
+
+
+def sweep_summary(points: list[tuple[str, float, float]], key: str) -> str:
+    return (f"Final validation perplexity against {key}, each learner's latest run: " +
+            "; ".join(f"{name} {value:g}: {ppl:.2f}" for name, value, ppl in points) + ".")
+
+
+def run_histories(info: classroom.ClassInfo) -> list[classroom.ClassRun]:
+    """The class's runs with their curves: from the run store while it has them (copied into the class records
+    when finished, so they outlast the store's cleaning), else from the copy."""
+    runs = classroom.class_runs(info.id)
+    for r in runs:
+        try:
+            live = store.read_live(r.run_key)
+        except ValueError:
+            live = None
+        if live is not None and live.progress is not None:
+            kept = len(r.history)
+            r.history, r.status = list(live.progress.history), str(live.status)
+            if not live.status.active and kept != len(r.history):   # copied once, not on every rerun
+                classroom.keep_history(r.run_key, r.history)
+    return runs
+
+
+def differs(a: dict) -> dict:
+    """Where the page a learner checked from differed from the exercise's own setup: control -> (page, exercise).
+    Grading always runs the exercise's own settings; a difference means the learner looked at another setting."""
+    ex = BANK.get(a["exercise"])
+    if ex is None or not a.get("settings"):
+        return {}
+    from core.labs import url_query
+    own = url_query(ex.lab, ex.url)
+    return {k: (v, own[k]) for k, v in a["settings"].items() if k in own and v and v != own[k]}
+
+
+ROSTER_COLUMNS = ["learner", "answered", "right first time", "out of", "score", "restored only", "attempts",
+                  "hints opened", "runs", "other settings"]
+
+
+def roster_rows(info: classroom.ClassInfo, attempts: list[dict], hints: list, runs: list,
+                assigned: set[str] = frozenset()) -> list[dict]:
+    """A row per learner, scored out of the assigned exercises (else all). Answers from a restored progress file
+    are counted apart ('restored only'): they are never first attempts, so never in the score."""
+    rows, first = [], classroom.first_attempts(attempts)
+    for who in classroom.roster(info.id):
+        mine = [a for a in attempts if a["name"] == who.name]
+        firsts = {ex: a for (name, ex), a in first.items() if name == who.name}
+        restored = {a["exercise"] for a in mine if a["source"] == classroom.RESTORE} - set(firsts)
+        score = summary.score(firsts, list(BANK), assigned)
+        rows.append({"learner": who.name, "answered": len(firsts), "right first time": score.right,
+                     "out of": score.out_of, "score": score.text(), "restored only": len(restored),
+                     "attempts": len(mine), "hints opened": sum(n == who.name for n, _ in hints),
+                     "runs": sum(r.learner == who.name for r in runs),
+                     "other settings": sum(bool(differs(a)) for a in firsts.values())})
+    return rows
+
+
+def overview_rows(info: classroom.ClassInfo, attempts: list[dict], hints: list, learners: int,
+                  assigned: set[str]) -> list[dict]:
+    """A row per exercise (the assigned ones, else all): answered, right first time, the share who opened the
+    hint, the median time from first seeing it to the first Check."""
+    keys = [k for k in BANK if k in assigned] if assigned else list(BANK)
+    rows = summary.overview(keys, classroom.first_attempts(attempts), hints, classroom.class_opened(info.id),
+                            learners)
+    return [{"exercise": BANK[r["exercise"]].question[:80], "lab": title_of(BANK[r["exercise"]].lab),
+             "answered": r["answered"], "right first time": r["right first time"],
+             "opened the hint": f"{100 * r['hint opened']:.0f}%",
+             "median time to answer": "" if r["median seconds"] is None else
+             f"{r['median seconds'] / 60:.1f} min" if r["median seconds"] >= 90 else f"{r['median seconds']:.0f} s"}
+            for r in rows]
+
+
+def export_csv(attempts: list[dict], runs: list) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(["learner", "exercise", "lab", "answer", "correct", "run's value", "hint opened", "after seeing the "
+                "solution", "source", "at (UTC)", "first attempt", "settings differing from the exercise's"])
+    firsts = {id(a) for a in classroom.first_attempts(attempts).values()}
+    for a in attempts:
+        ex = BANK.get(a["exercise"])
+        w.writerow([csv_cell(a["name"]), a["exercise"], ex.lab if ex else "", csv_cell(a["answer"]), a["correct"],
+                    a["computed"], a["hint_seen"], a["after_solution"], a["source"], iso_time(a["at"]),
+                    id(a) in firsts, "; ".join(f"{k}={v}" for k, (v, _) in differs(a).items())])
+    w.writerow([])
+    keys = summary.varying([r.config for r in runs])
+    w.writerow(["learner", "run", "epoch", "train perplexity", "validation perplexity", *keys, "settings"])
+    for r in runs:
+        every = "; ".join(f"{k}={v}" for k, v in r.config.items())
+        for row in r.history:
+            w.writerow([csv_cell(r.learner), csv_cell(r.name), row.epoch, row.train_ppl, row.val_ppl,
+                        *(csv_cell(r.config.get(k)) for k in keys), csv_cell(every)])
+    return buf.getvalue()
+
+
+def gradebook_csv(info: classroom.ClassInfo, attempts: list[dict], assigned: set[str]) -> str:
+    """A row per learner, a column per exercise (the assigned ones, else all): 1 right first time, 0 wrong, empty
+    not answered; then the total and what it is out of, as a learning platform imports a gradebook."""
+    keys = [k for k in BANK if k in assigned] if assigned else list(BANK)
+    names = [who.name for who in classroom.roster(info.id)]
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(["learner", *keys, "total", "out of"])
+    for row in summary.gradebook(names, keys, classroom.first_attempts(attempts)):
+        w.writerow([csv_cell(row["learner"]), *("" if row[k] is None else row[k] for k in keys), row["total"],
+                    row["out of"]])
+    return buf.getvalue()
+
+
