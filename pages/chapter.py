@@ -6,19 +6,14 @@ it shows in a few sentences with the figure's own numbers, and links into the la
 from __future__ import annotations
 
 import html
-import math
 
-import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
 from core.sequences import forecast, readings
 from core.text import readings as text_readings
-from core.nn import gradflow_readings, param_counts
-from core.figures import hline, style
 from core.lesson import passage, readings as lesson_readings, store as passage_store
-from core.labs import controls_of, forecasting, gradient_flow, rnn_cell, tokens
+from core.labs import chapter, controls_of, forecasting, rnn_cell, tokens
 from core.runs.record import HistoryRow, Status
 from ui import exercises, passage_run, texts, url_state
 from ui.notebook import download_button
@@ -157,23 +152,6 @@ def edition_note_tokens() -> None:
 
 # --- Act 3 -----------------------------------------------------------------------------------------------
 
-def window_figure(V: int, h: int, max_window: int = 20) -> go.Figure:
-    """Parameters against the context length: a fixed-window network grows, an RNN stays flat."""
-    n = np.arange(1, max_window + 1)
-    rnn = sum(param_counts.rnn_parameter_terms(V, 0, h).values())
-    fig = go.Figure()
-    fig.add_trace(go.Scatter(x=n, y=[param_counts.window_model_parameters(V, int(k), h) for k in n],
-                             mode="lines+markers",
-                             name="fixed-window network (the last n tokens side by side)"))
-    fig.add_trace(go.Scatter(x=n, y=[rnn] * len(n), name="RNN (one token at a time, any context)",
-                             mode="lines", line=dict(width=3)))
-    style(fig, "Parameters against context length", "tokens of context n", "parameters",
-          height=360, legend_below=True)
-    fig.update_yaxes(rangemode="tozero", exponentformat="none", separatethousands=True)   # 10,000, not 1x10^4
-    fig.update_layout(xaxis=dict(dtick=2))
-    return fig
-
-
 def act_memory() -> None:
     st.markdown("Two different things share a word here. A hidden **layer** is part of a network's shape: it "
                 "computes features of the current input, and nothing of them survives to the next input. A hidden "
@@ -196,12 +174,8 @@ def act_memory() -> None:
     deeper("training", "Train the book's run with a 32-number embedding instead of one-hot", preset="book",
            embed_dim=32)
     h = url_state.draw(CONTROLS["h"])
-    V = 28
-    rnn = sum(param_counts.rnn_parameter_terms(V, 0, h).values())
-    w5, w20 = param_counts.window_model_parameters(V, 5, h), param_counts.window_model_parameters(V, 20, h)
-    show(window_figure(V, h), f"With |V| = {V} characters and h = {h}: a network that reads the last 5 characters "
-         f"side by side has {w5:,} parameters and one that reads 20 has {w20:,}; the RNN has {rnn:,} whatever the "
-         f"context, and carries the past in a state of {h} numbers.", "act3.window")
+    window = chapter.window_chart(h)
+    show(window.figure, window.summary, window.key)
     st.markdown("The step before the RNN, a *fixed-window* neural language model, puts the last n tokens side by "
                 "side and feeds them to a hidden layer: its input weights grow with the window, and it still sees "
                 "nothing older. The RNN reads one token at a time and folds it into its state. Unrolled through "
@@ -213,25 +187,6 @@ def act_memory() -> None:
 
 
 # --- Act 4 -----------------------------------------------------------------------------------------------
-
-def passage_figure(history: list[HistoryRow], vocab_size: int, title: str) -> go.Figure:
-    """Training and held-out perplexity per epoch of a passage run, with a uniform guess for scale."""
-    epochs = [r.epoch for r in history]
-    fig = go.Figure()
-    if history:
-        fig.add_trace(go.Scatter(x=epochs, y=[r.train_ppl for r in history], name="the passage (training)",
-                                 mode="lines+markers", marker=dict(size=4), line=dict(width=3)))
-        fig.add_trace(go.Scatter(x=epochs, y=[r.val_ppl for r in history], name="the text after it (held out)",
-                                 mode="lines", line=dict(dash="dash")))
-    hline(fig, vocab_size, f"a uniform guess: {vocab_size}", dash="dot", color="gray", log_y=True, above=True)
-    style(fig, title, "epoch", "perplexity", height=360, log_y=True, legend_below=True)
-    fig.update_yaxes(range=[-0.02, math.log10(200)])
-    return fig
-
-
-def passage_summary(history: list[HistoryRow], vocab_size: int, seconds: float | None, where: str = "here") -> str:
-    return " ".join(c.text for c in lesson_readings.passage_run(history, vocab_size, seconds, where))
-
 
 def retrain_controls(raw: str | None) -> None:
     job = passage_run.current()
@@ -295,8 +250,8 @@ def live_run(baked: passage_store.Baked) -> None:
 
 def draw_run(history: list[HistoryRow], samples: dict[int, str], seconds: float | None, title: str,
              vocab_size: int, where: str = "on this server") -> None:
-    show(passage_figure(history, vocab_size, title),
-         f"{title}. {passage_summary(history, vocab_size, seconds, where)}", "act4.passage")
+    run = chapter.passage_chart(history, vocab_size, seconds, title, where)
+    show(run.figure, run.summary, run.key)
     prefix = passage.config().sample_prefix
     st.caption("Greedy continuation: starting from the prefix, the network writes on by always taking the "
                "character it finds likeliest.")
@@ -338,23 +293,6 @@ def teacher_forcing_view(tf: passage.TeacherForcing, label: str, width: int = 90
     st.markdown(strips(truth, tf.forced, tf.free), unsafe_allow_html=True)
 
 
-def reach_figure(reaches: dict[int, passage.GradientReach]) -> go.Figure:
-    """||dL/dH|| at each state back from a window's last prediction, one line per stored epoch."""
-    fig = go.Figure()
-    for epoch, r in reaches.items():
-        fig.add_trace(go.Scatter(x=np.arange(len(r.norms)), y=r.norms, mode="lines+markers", marker=dict(size=4),
-                                 name=f"after {epoch} epochs"))
-    return style(fig, "How far back the last character's loss reaches", "steps back from the last character",
-                 "gradient norm at that state", height=340, log_y=True)
-
-
-def reach_summary(reaches: dict[int, passage.GradientReach]) -> str:
-    parts = [f"after {epoch} epochs it starts at {r.norms[0]:.3g} and is {r.norms[-1]:.3g} at {len(r.norms) - 1} "
-             f"steps back, {r.rate:.2f} per step" for epoch, r in reaches.items()]
-    return "The gradient of the loss of predicting the window's last character, at each earlier state: " + \
-        "; ".join(parts) + "."
-
-
 def gradient_section(baked: passage_store.Baked, raw: str | None) -> None:
     st.subheader("Backpropagation through time, on this network")
     st.markdown(
@@ -365,11 +303,11 @@ def gradient_section(baked: passage_store.Baked, raw: str | None) -> None:
     if raw is None:
         texts.missing_corpus_message()
         return
-    window = passage.passage(raw)[: passage.config().num_steps + 1]
     with learner_errors():
-        reaches = {epoch: passage.gradient_reach(baked.models[epoch], window) for epoch in sorted(baked.models)}
-        show(reach_figure(reaches), reach_summary(reaches), "act4.reach")
-        st.markdown(gradflow_readings.reach(reaches[max(reaches)].norms, max(reaches)).text)
+        reach = chapter.reaches(baked.models, raw)
+        chart = chapter.reach_chart(reach)
+        show(chart.figure, chart.summary, chart.key)
+        st.markdown(chapter.reach_reading(reach).text)
 
 
 def teacher_forcing_section(baked: passage_store.Baked, raw: str | None) -> None:
@@ -433,16 +371,10 @@ def act_training() -> None:
 # --- the page --------------------------------------------------------------------------------------------
 
 def act_after() -> None:
-    after_the_acts(gradient_flow.norms_figure)
+    after_the_acts()
 
 
 ACT_BODIES = {1: act_predicting, 2: act_language, 3: act_memory, 4: act_training, 5: act_after}
-ACT_SECTIONS = {1: "9.1 Working with Sequences", 2: "9.2 Converting Raw Text into Sequence Data and 9.3 "
-                "Language Models", 3: "9.4 Recurrent Neural Networks", 4: "9.5 Recurrent Neural Network "
-                "Implementation from Scratch and 9.7 Backpropagation Through Time", 5: "9.6 Concise "
-                "Implementation and 9.7 Backpropagation Through Time"}
-
-
 def main() -> None:
     url_state.page("chapter")
     st.title("RNN Lab: the chapter in four acts")
@@ -458,7 +390,7 @@ def main() -> None:
     exercises.hold_figures("chapter")
     ACT_BODIES[act]()
     exercises.section("chapter", act)
-    cite(ACT_SECTIONS[act])
+    cite(chapter.SECTIONS[act])
     st.divider()
     step_buttons(act, "bottom")
 

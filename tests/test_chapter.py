@@ -142,10 +142,10 @@ def test_act_one_reads_its_own_numbers_at_every_window():
 def test_bptt_in_detail_says_what_tanh_does_to_the_linear_formula():
     """Issue 30: the caption said 'linear case' over a tanh curve falling to 1e-6 without a word."""
     from core.nn import gradflow
-    from ui.chapter_after import bptt_summary
-    near_edge = bptt_summary(gradflow.analyse(n=32, scale=1.0, T=24))
+    from core.labs import chapter
+    near_edge = chapter.bptt_chart(gradflow.analyse(n=32, scale=1.0, T=24)).summary
     assert "In the linear case" in near_edge and "times smaller" in near_edge and "is vanishing" in near_edge
-    assert "is exploding" in bptt_summary(gradflow.analyse(n=32, scale=4.0, T=24))
+    assert "is exploding" in chapter.bptt_chart(chapter.bptt(4.0)).summary
     at = page("chapter", act="5").run()
     assert not at.exception and any("XW = X @ W_xh" in c.value for c in at.code)
 
@@ -165,7 +165,8 @@ def test_act_three_shows_the_output_layer_and_plain_parameter_counts():
 def test_act_four_names_overfitting_from_its_own_curve():
     """Issue 30: the held-out perplexity dips and then rises; the summary names it instead of '28.0 to 102.5'."""
     from core.runs.record import HistoryRow
-    from pages.chapter import passage_summary
+    from core.labs import chapter
+    passage_summary = lambda *args: " ".join(c.text for c in chapter.passage_readings(*args))   # noqa: E731
     row = lambda e, t, v: HistoryRow(e, e, t, v, 1.0, 1.0, float(e), 1.0)   # noqa: E731
     dip = [row(0, 28.0, 28.0), row(6, 5.0, 10.8), row(60, 1.14, 102.5)]
     text = passage_summary(dip, 28, 3.6)

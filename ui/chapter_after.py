@@ -1,6 +1,6 @@
 """The chapter, after the four acts: three claims to poke at in the labs, BPTT in detail, the concise version
 timed here, three things to remember, and every lab. Part of the chapter's page (pages/chapter.py draws it as
-its fifth stop and hands in the one lab figure it shows), not a page of its own."""
+its fifth stop; its figure is core.labs.chapter's), not a page of its own."""
 from __future__ import annotations
 
 import time
@@ -8,15 +8,9 @@ import time
 import pandas as pd
 import streamlit as st
 
+from core.labs import LABS, chapter, controls_of
 from core.lesson import cell_timing
-from core.nn import gradflow, gradflow_readings
-from core.labs import controls_of
-from typing import Callable
-
-import plotly.graph_objects as go
-
 from ui import texts, url_state
-from core.labs import LABS
 from ui.common import deeper, lab_link, learner_errors, time_left
 from ui.plots import show
 
@@ -40,7 +34,7 @@ def claims() -> None:
         deeper(lab_key, text, **query)
 
 
-def bptt_in_detail(norms_figure: Callable[[gradflow.Analysis], go.Figure]) -> None:
+def bptt_in_detail() -> None:
     st.subheader("Backpropagation through time, in detail")
     st.markdown("The loss at step t depends on the state at every earlier step through the same W_hh. Leaving out "
                 "the tanh slopes, the gradient reaching a state k steps back has been multiplied by W_hhᵀ k times: "
@@ -57,8 +51,8 @@ def bptt_in_detail(norms_figure: Callable[[gradflow.Analysis], go.Figure]) -> No
              r"\odot \big(1 - h_t \odot h_t\big)\Big)\, h_{t-1}^\top")
     scale = url_state.draw(controls_of("chapter")["scale"])
     with learner_errors():
-        a = gradflow.analyse(n=32, scale=scale, T=24)
-    show(norms_figure(a), bptt_summary(a), "after.norms")
+        chart = chapter.bptt_chart(chapter.bptt(scale))
+    show(chart.figure, chart.summary, chart.key)
     st.markdown(
         "- **Full** backpropagation runs the sum all the way back: exact, but slow and numerically fragile.\n"
         "- **Regular truncation** stops after a fixed number of steps (the time steps per window of the Training lab): "
@@ -68,11 +62,6 @@ def bptt_in_detail(norms_figure: Callable[[gradflow.Analysis], go.Figure]) -> No
         "Clipping rescales the whole gradient when its norm exceeds θ: it tames explosions but cannot bring back "
         "a vanished gradient. Gates (GRU, LSTM) give the gradient a path that is not multiplied by W_hh at every "
         "step.")
-
-
-def bptt_summary(a: gradflow.Analysis) -> str:
-    """The figure in words: the linear term the formula describes, and what tanh's slopes make of it."""
-    return gradflow_readings.through_tanh(a).text
 
 
 def concise_version(raw: str | None) -> None:
@@ -116,10 +105,10 @@ def three_things() -> None:
         "exist.")
 
 
-def after_the_acts(norms_figure: Callable[[gradflow.Analysis], go.Figure]) -> None:
-    """Everything after the acts; norms_figure is the Gradient flow lab's figure of the gradient's norm."""
+def after_the_acts() -> None:
+    """Everything after the acts."""
     claims()
-    bptt_in_detail(norms_figure)
+    bptt_in_detail()
     concise_version(texts.time_machine_or_none())
     three_things()
     st.subheader("All the labs")

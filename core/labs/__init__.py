@@ -29,21 +29,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from types import ModuleType
 
-from core.labs import classroom, forecasting, gradient_flow, rnn_cell, sampling, tokens
-from core.labs.gradient_flow import SCALES
+from core.labs import chapter, classroom, forecasting, gradient_flow, rnn_cell, sampling, tokens
 from core.settings import Setting, as_text, declared, setting
 
-CHAPTER_ACTS = (1, 2, 3, 4, 5)
-
-
-@dataclass(frozen=True)
-class Chapter:
-    act: int = setting(1, "Act", widget="radio", choices=CHAPTER_ACTS)
-    tau: int = setting(4, "Window τ: how many past values the model sees", lo=1, hi=32)
-    h: int = setting(32, "Hidden units h", lo=4, hi=512, step=4)
-    seed: int = setting(0, "Seed", "Another seed: other starting weights and another order of the windows.",
-                        lo=0, hi=10_000, widget="input")
-    scale: float = setting(1.0, "Weight scale (× a random W_hh)", widget="select_slider", choices=SCALES)
 
 
 @dataclass(frozen=True)
@@ -102,7 +90,7 @@ class Page:
 
 # The pages in menu order: the chapter (the app's home), the exercises and the class, then the labs.
 PAGES: dict[str, Page] = {p.key: p for p in (
-    Page("chapter", "The chapter", ":material/menu_book:", Chapter, lab=False),
+    Page.of(chapter, lab=False),
     Page("exercises", "Exercises", ":material/task_alt:", Exercises, lab=False, charts=False),
     Page.of(classroom, lab=False, charts=False),
     Page.of(forecasting),
@@ -115,6 +103,7 @@ PAGES: dict[str, Page] = {p.key: p for p in (
          charts=False),
 )}
 LABS: list[Page] = [p for p in PAGES.values() if p.lab]
+CHAPTER_ACTS = chapter.ACTS
 SETTINGS_OF = {key: p.settings for key, p in PAGES.items()}
 
 

@@ -220,7 +220,11 @@ def zipf_reading(st_: Statistics, kind: str) -> Claim:
 
 
 def coverage_reading(st_: Statistics) -> Claim:
-    return tr.coverage(st_.coverage)
+    return coverage_claim(st_.coverage)
+
+
+def coverage_claim(cov: list[ngrams.Coverage]) -> Claim:
+    return tr.coverage(cov)
 
 
 def coverage_chart(cov: list[ngrams.Coverage]) -> Chart:

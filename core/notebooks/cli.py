@@ -21,7 +21,7 @@ def build(page: str, values: dict | None = None):
     settings = cells.settings_of(page, values)
     act = settings.get("act") if page == "chapter" else None
     title = f"The chapter, act {act}" if act else PAGES[page].title
-    section = recipes.ACT_SECTIONS[act] if act else recipes.section_of(page)
+    section = PAGES["chapter"].module.SECTIONS[act] if act else recipes.section_of(page)
     nb_cells = cells.header(title, section, cells.settings_cell(page, settings))
     nb_cells += recipes.cells_of(page, act) + cells.exercise_cells(page, act)
     return cells.notebook(nb_cells)

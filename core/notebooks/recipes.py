@@ -55,55 +55,42 @@ for chart in lab.charts(r):
 ACTS = {
     1: [(CODE, '# Act 1 is the Forecasting lab at its defaults, with the act\'s own window τ\n'
                'S = dict(T=1000, n_train=600, tau=S["tau"], k=16, sigma=0.2, seed=0)')] + module_cells(forecasting),
-    2: [(CODE, """from core.text import corpus, ngrams, readings, tokens
+    2: [(CODE, """from core.labs import tokens
+from core.text import corpus, ngrams
 
 text = corpus.clean(corpus.load_corpus(), "letters")
-vocab = tokens.CharVocab.build(text)
+vocab = tokens.vocab_of(text, "char", 0)
 print(f"{len(vocab)} tokens; the book is {len(text):,} of them. The first 16 as ids: {vocab.encode(text[:16])}")
 cov = ngrams.ngram_coverage(vocab.encode(text), 5)
-fig = go.Figure([go.Scatter(x=[c.n for c in cov], y=[c.distinct for c in cov], name="distinct n-grams seen"),
-                 go.Scatter(x=[c.n for c in cov], y=[float(c.possible) for c in cov], name="possible")])
-fig.update_layout(title="n-grams seen against possible", xaxis_title="n", yaxis_type="log")
-fig.show()
-say(readings.coverage(cov))"""), (CODE, numbers_cell(["distinct_5grams=cov[-1].distinct"]))],
-    3: [(CODE, """from core.nn import param_counts
+chart = tokens.coverage_chart(cov)
+chart.figure.show()
+say(chart.summary, tokens.coverage_claim(cov))"""), (CODE, numbers_cell(["distinct_5grams=cov[-1].distinct"]))],
+    3: [(CODE, """from core.labs import chapter
 
-V, n = 28, np.arange(1, 21)
-rnn = sum(param_counts.rnn_parameter_terms(V, 0, S["h"]).values())
-window = [param_counts.window_model_parameters(V, int(k), S["h"]) for k in n]
-fig = go.Figure([go.Scatter(x=n, y=window, name="fixed-window network", mode="lines+markers"),
-                 go.Scatter(x=n, y=[rnn] * len(n), name="RNN (any context)")])
-fig.update_layout(title="Parameters against context length", xaxis_title="tokens of context n",
-                  yaxis_title="parameters")
-fig.show()"""), (CODE, numbers_cell(["rnn=rnn", "window_5=window[4]", "window_20=window[19]"]))],
-    4: [(CODE, """from core.lesson import passage, readings, store
+chart = chapter.window_chart(S["h"])
+chart.figure.show()
+say(chart.summary)
+counts = chapter.window_counts(S["h"])"""), (CODE, numbers_cell(["**counts"]))],
+    4: [(CODE, """from core.labs import chapter
+from core.lesson import readings, store
 from core.text.corpus import load_corpus
 
 baked = store.load_baked()    # the stored run: python -m core passage rebuilds it
 h = baked.history
-fig = go.Figure([go.Scatter(x=[r.epoch for r in h], y=[r.train_ppl for r in h], name="the passage (training)"),
-                 go.Scatter(x=[r.epoch for r in h], y=[r.val_ppl for r in h], name="the text after it (held out)")])
-fig.update_layout(title="The stored run (seed 0)", xaxis_title="epoch", yaxis_title="perplexity", yaxis_type="log")
-fig.show()
-say(*readings.passage_run(h, baked.vocab_size, None), readings.what_repeats(h))"""),
-        (CODE, """from core.nn import gradflow_readings
-
-window = passage.passage(load_corpus())[: passage.config().num_steps + 1]
-reaches = {epoch: passage.gradient_reach(model, window) for epoch, model in sorted(baked.models.items())}
-fig = go.Figure([go.Scatter(y=r.norms, name=f"after {e} epochs") for e, r in reaches.items()])
-fig.update_layout(title="How far back the last character's loss reaches", xaxis_title="steps back",
-                  yaxis_type="log")
-fig.show()
-last = max(reaches)
-say(gradflow_readings.reach(reaches[last].norms, last))"""),
+chart = chapter.passage_chart(h, baked.vocab_size, None, "The stored run (seed 0)")
+chart.figure.show()
+say(chart.summary, readings.what_repeats(h))"""),
+        (CODE, """reach = chapter.reaches(baked.models, load_corpus())
+chart = chapter.reach_chart(reach)
+chart.figure.show()
+say(chart.summary, chapter.reach_reading(reach))"""),
         (CODE, numbers_cell(["val_ppl=h[-1].val_ppl", "train_ppl=h[-1].train_ppl"]))],
-    5: [(CODE, """from core.nn import gradflow, gradflow_readings
+    5: [(CODE, """from core.labs import chapter
 
-a = gradflow.analyse(n=32, scale=S["scale"], T=24)
-fig = go.Figure([go.Scatter(y=a.linear, name="linear"), go.Scatter(y=a.tanh, name="through tanh")])
-fig.update_layout(title="Gradient norm against steps back", xaxis_title="steps back k", yaxis_type="log")
-fig.show()
-say(gradflow_readings.through_tanh(a))"""), (CODE, numbers_cell(["rho=a.rho", "growth=a.growth"]))],
+a = chapter.bptt(S["scale"])
+chart = chapter.bptt_chart(a)
+chart.figure.show()
+say(chart.summary)"""), (CODE, numbers_cell(["rho=a.rho", "growth=a.growth"]))],
 }
 
 
@@ -114,12 +101,6 @@ def section_of(page: str) -> str:
     """The book's section a lab follows: its module's own, or the table above."""
     module = PAGES[page].module
     return module.SECTION if module else SECTIONS[page]
-
-
-ACT_SECTIONS = {1: "9.1 Working with Sequences", 2: "9.2 and 9.3 (raw text into sequence data, language models)",
-                3: "9.4 Recurrent Neural Networks",
-                4: "9.5 and 9.7 (an RNN from scratch, backpropagation through time)",
-                5: "9.6 and 9.7 (the concise implementation, backpropagation through time)"}
 
 
 def cells_of(page: str, act: int | None) -> list:
