@@ -1,7 +1,6 @@
-"""Lab 6, Training: train RNN language models live (CPU or GPU), with progress, stop, compare and export.
-
-The form is drawn from core.runs.config.SETTINGS (one declaration per setting); runs execute outside the web server
-(core.runs.jobs: worker processes, or Ray tasks) and this page reads their progress from a fragment.
+"""Lab 6, Training: draws what core.labs.training declares and computes (settings, figures, tables, readings), runs
+the form (drawn from core.runs.config.SETTINGS, one declaration per setting), and follows runs that execute outside
+the web server (core.runs.jobs: worker processes, or Ray tasks) from a fragment.
 """
 from __future__ import annotations
 
@@ -9,74 +8,23 @@ import math
 from dataclasses import replace
 
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
-from core.runs import data as data_module, loop, readings as run_readings, saved
-from core.labs import Url, controls_of
-from core.runs.record import HistoryRow, Progress, Status
-from core.runs.config import DATA, FORM_GROUPS, FORM_SETTINGS, PRESETS, SETTINGS, Preset, config_overrides, parse_overrides
 from core import classroom
+from core.labs import Url, controls_of, training as lab
+from core.runs import saved
+from core.runs.config import DATA, FORM_GROUPS, FORM_SETTINGS, PRESETS, SETTINGS, Preset, config_overrides, \
+    parse_overrides
+from core.runs.record import Progress, Status
 from ui import exercises, learner, model_choice, settings_form, sweep, texts, url_state
-from ui.notebook import download_button
 from ui.common import cite, header, learner_errors, plain, show_source
-from core.figures import chart_text, style
-from ui.plots import show
+from ui.lab import metric_row
+from ui.notebook import download_button
+from ui.plots import show_chart
 from ui.run_notice import queued_notice
 from ui.session import fragment_only_run, job_manager, session_id
 
 SOURCES = {"timemachine": "The Time Machine", "upload": "My upload"}
-INTRO = (
-    "Pick a preset or set every knob, press **Train**, and watch the model learn: perplexity falls, and the "
-    "samples turn from noise into words. Training runs on the server in the background, so you can visit "
-    "other labs and come back. Perplexity is exp(mean cross-entropy): a model guessing uniformly among V "
-    "tokens scores V. **Bits per byte** divides the cross-entropy in bits by the bytes per token, so a "
-    "character model and a BPE model can be compared."
-)
-
-
-def curves_figure(histories: dict[str, list[HistoryRow]], title: str) -> go.Figure:
-    """Validation perplexity per epoch of each named run; for a single run also its training perplexity. (Bits per
-    byte is the same quantity on another scale: it is in the metrics above the chart, not on a second axis.)"""
-    fig = go.Figure()
-    last_epoch = 1
-    single = len(histories) == 1
-    for name, rows in histories.items():
-        if not rows:
-            continue
-        epochs = [r.epoch for r in rows]
-        last_epoch = max(last_epoch, max(epochs))
-        if single:
-            fig.add_trace(go.Scatter(x=epochs, y=[r.train_ppl for r in rows], name="train perplexity",
-                                     mode="lines+markers"))
-        fig.add_trace(go.Scatter(x=epochs, y=[r.val_ppl for r in rows], mode="lines+markers",
-                                 name="validation perplexity" if single else chart_text(name)))
-    style(fig, title, "epoch", "perplexity", height=340, log_y=True)
-    fig.update_layout(xaxis=dict(dtick=max(1, math.ceil(last_epoch / 10))),  # whole epochs only
-                      legend=dict(orientation="h", y=-0.25))
-    return fig
-
-
-def curves_summary(histories: dict[str, list[HistoryRow]]) -> str:
-    """Each run's curve in words: validation perplexity at the start, at the end, and at its best."""
-    parts = []
-    for name, rows in histories.items():
-        vals = [(r.epoch, r.val_ppl) for r in rows if math.isfinite(r.val_ppl)]
-        if not vals:
-            parts.append(f"{name}: no validation yet")
-            continue
-        best = min(vals, key=lambda ev: ev[1])
-        parts.append(f"{name}: validation perplexity {vals[0][1]:.2f} at epoch {vals[0][0]}, {vals[-1][1]:.2f} at "
-                     f"epoch {vals[-1][0]} (best {best[1]:.2f} at epoch {best[0]})")
-    text = "; ".join(parts) + "."
-    if len(histories) == 1:
-        text += train_above_val(next(iter(histories.values())))
-    return text
-
-
-def train_above_val(rows: list[HistoryRow]) -> str:
-    said = run_readings.train_above_val(rows)
-    return f" {said}" if said else ""
 
 
 def choose_preset() -> Preset:
@@ -200,22 +148,8 @@ def adopt_run_from_url() -> None:
                    icon=":material/warning:")
 
 
-def seconds_text(s: float) -> str:
-    """Seconds as the runs table rounds them below ten (a half-second run reads 0.5 s, not 0 s), whole above."""
-    return f"{s:.1f} s" if s < 9.95 else f"{s:,.0f} s"
-
-
 def run_metrics(p: Progress) -> None:
-    c = st.columns(6)
-    c[0].metric("Train perplexity", f"{p.train_ppl:.2f}" if math.isfinite(p.train_ppl) else "–",
-                help="Over the steps of the epoch in progress so far (a whole epoch's once it ends).")
-    c[1].metric("Validation perplexity", f"{p.val_ppl:.2f}" if math.isfinite(p.val_ppl) else "–",
-                help="On the held-out text, measured at the end of the last finished epoch (epoch 0: before "
-                     "training). Compare it with the train perplexity once an epoch has ended.")
-    c[2].metric("Bits per byte", f"{p.val_bpb:.3f}" if math.isfinite(p.val_bpb) else "–")
-    c[3].metric("Tokens / s", f"{p.tokens_per_s:,.0f}")
-    c[4].metric("Elapsed", seconds_text(p.elapsed))
-    c[5].metric("ETA", seconds_text(p.eta) if math.isfinite(p.eta) else "–")
+    metric_row(lab.progress_metrics(p))
     st.caption(f"Device: {p.device}")
 
 
@@ -264,22 +198,6 @@ def live_panel(running: bool) -> None:
         run_panel()
 
 
-def perplexities_when(p: Progress, epochs: int) -> str:
-    """The two perplexities of a progress report, each with when it was measured: they come from different
-    moments (the train figure from the steps of the epoch in progress, the validation one from the last finished
-    epoch), so side by side without that they would read as a gap between training and held-out text."""
-    per_epoch = p.total_steps // epochs if epochs else 0
-    current = p.epoch + 1 if per_epoch and p.step > p.epoch * per_epoch else p.epoch
-    checked = p.history[-1].epoch if p.history else p.epoch
-    parts = []
-    if math.isfinite(p.train_ppl):
-        parts.append(f"; train perplexity {p.train_ppl:.2f} over epoch {current}'s steps so far")
-    if math.isfinite(p.val_ppl):
-        parts.append(f"; validation perplexity {p.val_ppl:.2f} "
-                     + ("before training" if checked == 0 else f"after epoch {checked}"))
-    return "".join(parts)
-
-
 def progress_where_pressed() -> None:
     """Under the Train button, where the learner is looking: the run's progress in one line, with an estimate
     (its curves and samples are at the top of the page)."""
@@ -298,7 +216,7 @@ def progress_where_pressed() -> None:
     left = f", about {p.eta:.0f} s left" if math.isfinite(p.eta) else ""
     st.progress(p.step / p.total_steps if p.total_steps else 0.0,
                 text=f"{job.name}: epoch {p.epoch}/{job.config.epochs}, step {p.step}/{p.total_steps}{left}"
-                     f"{perplexities_when(p, job.config.epochs)}. "
+                     f"{lab.perplexities_when(p, job.config.epochs)}. "
                      "Its curves and samples are at the top of the page.")
 
 
@@ -318,8 +236,8 @@ def run_panel() -> None:
     p = latest.progress
     if p is not None:
         run_metrics(p)
-        show(curves_figure({latest.name: p.history}, "Perplexity per epoch (epoch 0: untrained)"),
-             curves_summary({latest.name: p.history}), f"curve-{latest.id}")
+        show_chart(lab.curves_chart({latest.name: p.history}, "Perplexity per epoch (epoch 0: untrained)",
+                                    f"curve-{latest.id}"))
         if latest.samples:
             temp = latest.config.sample_temperature
             st.markdown(f"**Samples** (prefix {plain(repr(latest.config.sample_prefix))}, "
@@ -337,18 +255,6 @@ def upload_box() -> None:
         if texts.time_machine_or_none() is None:
             texts.missing_corpus_message()
             texts.download_button()
-
-
-def runs_table(done: list) -> pd.DataFrame:
-    rows = []
-    for j in done:
-        last = j.result.final
-        rows.append({"run": j.name, "status": j.status, "cell": j.config.cell, "tokens": j.config.tokenizer,
-                     "hidden": j.config.hidden_size, "optimizer": j.config.optimizer, "lr": j.config.lr,
-                     "epochs": last.epoch if last else None, "val ppl": round(last.val_ppl if last else math.nan, 3),
-                     "bits/byte": round(last.val_bpb if last else math.nan, 3), "seconds": round(j.result.elapsed, 1),
-                     "tokens/s": round(j.result.tokens_per_s), "device": j.result.device})
-    return pd.DataFrame(rows)
 
 
 def export_row(j) -> None:
@@ -384,66 +290,31 @@ def export_row(j) -> None:
 def compare_and_export(done: list) -> None:
     st.header("Compare and export")
     histories = {j.name: j.result.history for j in done}
-    show(curves_figure(histories, "Validation perplexity of this session's runs"), curves_summary(histories),
-         "compare")
-    st.dataframe(runs_table(done), hide_index=True, width="stretch",   # thousands separated, as the metrics above
+    show_chart(lab.curves_chart(histories, "Validation perplexity of this session's runs", "compare"))
+    st.dataframe(pd.DataFrame(lab.runs_rows(done)), hide_index=True, width="stretch",   # thousands separated
                  column_config={"tokens/s": st.column_config.NumberColumn(format="localized")})
     for j in reversed(done):
         export_row(j)
 
 
-NOTES = """
-- **Book split**: the first *num_train* windows of *num_steps* tokens (stride one) train, the next *num_val*
-  validate; every window starts from a zero state. **Whole corpus**: the first 90% trains as *batch size*
-  parallel streams read in order from a random offset each epoch; the last 10% validates.
-- **Clipping** rescales the whole gradient to norm θ when it is larger. **Divergence**: a NaN or infinite loss
-  stops the run and restores the weights of the last good step. **Stop** keeps everything learnt so far.
-- The **RNN (fused)** cell runs a hand-written, verified time loop on the CPU and cuDNN on a GPU; **from scratch**
-  is the book's loop over time steps in plain PyTorch. Both compute the same function.
-- **On a GPU** a run starts from the same weights as on the CPU and works in full float32 (no TF32 shortcuts),
-  with cuDNN's deterministic algorithms: the same seed gives the same run again, and the numbers stay within
-  float32 rounding of the CPU's.
-- **Seeds matter**: with plain SGD at a constant learning rate the validation perplexity still jumps by about
-  ±0.1 from one epoch to the next at the end of the book preset, so the final number depends on the seed
-  (7.19 to 7.47 over sixteen seeds here; a book-style loop spreads at least as much). Compare settings over a few
-  seeds, or with the *Compare* chart, before trusting a difference of a tenth.
-- **One hidden bias**: the book's RNN adds one bias b_h inside the tanh; PyTorch's nn.RNN adds two (b_ih and b_hh)
-  that always appear as a sum. In the book preset b_hh stays at zero, so plain SGD updates the sum at the book's
-  learning rate rather than twice it.
-"""
-
-
-def span(window: list[int]) -> str:
-    return f"{window[0]}-{window[-1]}"
-
-
 @st.cache_data(show_spinner=False)
-def partition_demo() -> dict:
-    return data_module.partition_demo()
+def partition_rows() -> list[dict]:
+    return lab.partition_rows()
 
 
 def partitions() -> None:
     """The book's two ways of cutting the text into minibatches (9.3), shown on token positions."""
-    demo = partition_demo()
-    rows = [{"minibatch": i + 1, "random windows (split 'book')": ", ".join(span(w) for w in r),
-             "sequential partitioning (split 'whole')": ", ".join(span(w) for w in q)}
-            for i, (r, q) in enumerate(zip(demo["random"], demo["sequential"]))]
     st.markdown("**Two ways to cut the text into minibatches** (9.3), shown on token positions 0 to 39, two "
                 "windows of five per minibatch, made by the functions training uses:")
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
-    by = {split: ", ".join(p.label for p in PRESETS.values() if p.config.split == split) for split in ("book", "whole")}
-    st.caption(f"Random windows ({by['book']}): any window, in any order, so each must start from a zero state. "
-               f"Sequential ({by['whole']}): "
-               "the text is split into as many streams as the batch holds, and each row of a "
-               "minibatch continues the same row of the one before, so the state is carried across (its gradient "
-               "stopped at the boundary: truncation 'detach').")
+    st.dataframe(pd.DataFrame(partition_rows()), hide_index=True, width="stretch")
+    st.caption(lab.partition_words())
 
 
 def main() -> None:
     url_state.page("training")
-    header("training")
-    st.markdown(INTRO)
-    cite("9.5 Recurrent Neural Network Implementation from Scratch and 9.6 Concise Implementation")
+    header(lab.KEY)
+    st.markdown(lab.INTRO)
+    cite(lab.SECTION)
     exercises.assignment("training")
     exercises.hold_figures("training")
     adopt_run_from_url()
@@ -467,9 +338,9 @@ def main() -> None:
     if done:
         compare_and_export(done)
     with st.expander("How training works here"):
-        st.markdown(NOTES)
+        st.markdown(lab.NOTES)
         partitions()
-        show_source(loop.train, loop.Run.epoch, loop.Run.train_step, title="The training loop")
+        show_source(*lab.SOURCE, title="The training loop")
     exercises.section("training")
 
 

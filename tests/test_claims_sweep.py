@@ -148,18 +148,6 @@ def test_the_calculators_largest_terms_at_any_sizes(V, d, h):
         assert ("|V|" in c.text.split("grow with")[1]) == ("|V|" in largest)
 
 
-# --- Training -------------------------------------------------------------------------------------------------
-
-
-@settings(max_examples=40, deadline=None)
-@given(train=st.floats(1.0, 50.0), val=st.floats(1.0, 50.0), epoch=st.integers(0, 30))
-def test_training_says_train_above_validation_only_when_it_is(train, val, epoch):
-    from core.runs.readings import train_above_val
-    from core.runs.record import HistoryRow
-    c = train_above_val([HistoryRow(epoch, epoch, train, val, 1.0, 1.0, 1.0, 1.0)])
-    assert (c is not None) == (epoch > 0 and train > val)
-
-
 # --- coverage: every lab and act, every control ---------------------------------------------------------------
 
 SWEPT = {   # page -> the controls whose claims a test above (or tests/test_claims.py) walks
@@ -168,8 +156,7 @@ SWEPT = {   # page -> the controls whose claims a test above (or tests/test_clai
 }
 READOUTS = {   # page -> control: why no claim depends on it
     "training": {name: "the run it trains: its curve's claims are checked on any history "
-                 "(test_training_says_train_above_validation_only_when_it_is)" for name in controls_of("training")
-                 if name != "preset"},
+                 "(tests/test_lab_training.py)" for name in controls_of("training") if name != "preset"},
     "chapter": {"h": "Act 3's parameter counts, printed as counted",
                 "seed": "Act 4's live retrain: its claims are the stored run's functions on the new history"},
 }
@@ -181,7 +168,7 @@ ACTS_SWEPT = {1: "test_claims.py: test_every_window_of_act_one", 2: "test_every_
 def test_every_lab_and_act_and_every_control_is_swept():
     for page in [p.key for p in LABS] + ["chapter"]:
         controls = set(controls_of(page))
-        if PAGES[page].module and PAGES[page].lab:   # walked whole by test_every_module_lab_over_every_control
+        if PAGES[page] in module_labs():     # walked whole by test_every_module_lab_over_every_control
             assert page not in SWEPT and page not in READOUTS, page
             continue
         accounted = SWEPT.get(page, set()) | set(READOUTS.get(page, {}))

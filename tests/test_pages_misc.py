@@ -308,12 +308,12 @@ def test_settings_that_do_nothing_are_greyed_with_the_reason():
 
 def test_training_perplexity_above_validation_is_explained_only_when_it_is():
     from core.runs.record import HistoryRow
-    from pages.training import curves_figure, train_above_val
+    from core.labs.training import curves_figure, train_above_val
     row = lambda e, t, v: HistoryRow(e, 10 * e, t, v, 2.0, 1.0, float(e), 1000.0)   # noqa: E731
     above = [row(0, 28.0, 28.0), row(1, 9.5, 8.1)]
     below = [row(0, 28.0, 28.0), row(1, 7.0, 8.1)]
-    assert "(9.50) is above the validation perplexity (8.10)" in train_above_val(above)
-    assert train_above_val(below) == "" and train_above_val(above[:1]) == ""
+    assert "(9.50) is above the validation perplexity (8.10)" in train_above_val(above).text
+    assert train_above_val(below) is None and train_above_val(above[:1]) is None
     fig = curves_figure({"run 1": above}, "t")
     assert {t.name for t in fig.data} == {"train perplexity", "validation perplexity"}   # one quantity, one axis
     assert "yaxis2" not in fig.to_plotly_json()["layout"]
@@ -340,7 +340,7 @@ def test_a_class_at_the_same_setting_shares_one_set_of_figures_and_each_draw_rea
 
 
 def test_a_short_run_s_time_reads_as_the_runs_table_rounds_it():
-    from pages.training import seconds_text
+    from core.labs.training import seconds_text
     assert [seconds_text(s) for s in (0.47, 0.0, 9.94, 9.96, 12.4, 1234.0)] == \
         ["0.5 s", "0.0 s", "9.9 s", "10 s", "12 s", "1,234 s"]
 
@@ -388,7 +388,7 @@ def test_the_line_under_train_says_when_each_perplexity_was_measured():
     line names both moments, so 14 against 28 at step 36 does not read as a gap between train and held-out text."""
     import math
     from core.runs.record import HistoryRow, Progress
-    from pages.training import perplexities_when
+    from core.labs.training import perplexities_when
     nan = math.nan
 
     def report(epoch, step, train, val, checked):

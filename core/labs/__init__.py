@@ -29,14 +29,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from types import ModuleType
 
-from core.labs import chapter, classroom, forecasting, gradient_flow, rnn_cell, sampling, tokens
+from core.labs import chapter, classroom, forecasting, gradient_flow, rnn_cell, sampling, tokens, training
 from core.settings import Setting, as_text, declared, setting
 
-
-
-@dataclass(frozen=True)
-class Training:
-    preset: str = setting("book", "Preset", widget="segmented")   # choices: core.runs.config.PRESETS
 
 
 @dataclass(frozen=True)
@@ -98,9 +93,7 @@ PAGES: dict[str, Page] = {p.key: p for p in (
     Page.of(rnn_cell),
     Page.of(sampling),
     Page.of(gradient_flow),
-    Page("training", "Training", ":material/model_training:", Training,
-         "Train RNN, GRU and LSTM language models live on CPU or GPU; watch, stop, compare and export runs.",
-         charts=False),
+    Page.of(training, charts=False),
 )}
 LABS: list[Page] = [p for p in PAGES.values() if p.lab]
 CHAPTER_ACTS = chapter.ACTS

@@ -9,38 +9,16 @@ from types import ModuleType
 from core.labs import PAGES, forecasting
 from core.notebooks.cells import CODE, MD, numbers_cell
 
-TRAINING = [
-    (CODE, """from dataclasses import replace
-from core.runs.config import PRESETS
-from core.runs.loop import train
-from core.runs import readings
-from core.text.corpus import load_corpus
-
-# the preset, with any other setting in S put over it (as the lab's form does)
-config = replace(PRESETS[S["preset"]].config, **{k: v for k, v in S.items() if k != "preset"})
-print(PRESETS[S["preset"]].note)
-result = train(config, text=load_corpus())    # seconds to minutes on a CPU, by preset
-h = result.history
-fig = go.Figure([go.Scatter(x=[r.epoch for r in h], y=[r.train_ppl for r in h], name="train"),
-                 go.Scatter(x=[r.epoch for r in h], y=[r.val_ppl for r in h], name="validation")])
-fig.update_layout(title="Perplexity per epoch", xaxis_title="epoch", yaxis_title="perplexity", yaxis_type="log")
-fig.show()
-say(f"Validation perplexity {h[-1].val_ppl:.2f} after epoch {h[-1].epoch}.", readings.train_above_val(h))"""),
-    (CODE, numbers_cell(["val_ppl=h[-1].val_ppl", "train_ppl=h[-1].train_ppl", "epochs=h[-1].epoch"])),
-]
-
-LABS = {"training": TRAINING}
-
-
 def module_cells(lab: ModuleType) -> list:
     """A lab built as one module (core/labs/<key>.py): its text, its computation, metrics, charts and readings run
     by the module's own functions (the page calls the same ones), the code it shows, and its numbers as JSON."""
     key = lab.KEY
+    settings = "lab.settings_from(S)" if hasattr(lab, "settings_from") else "lab.Settings(**S)"
     out = [(MD, lab.INTRO + (f"\n\n$${lab.FORMULA}$$" if getattr(lab, "FORMULA", "") else "")
             + (f"\n\n*{lab.NOTATION}*" if getattr(lab, "NOTATION", "") else "")),
            (CODE, f"""from core.labs import {key} as lab
 
-r = lab.compute(lab.Settings(**S))
+r = lab.compute({settings})
 print("; ".join(str(m) for m in lab.metrics(r)))
 for chart in lab.charts(r):
     chart.figure.show()
@@ -94,18 +72,11 @@ say(chart.summary)"""), (CODE, numbers_cell(["rho=a.rho", "growth=a.growth"]))],
 }
 
 
-SECTIONS = {"training": "9.5 and 9.6 (from scratch, and concise)"}
-
-
 def section_of(page: str) -> str:
-    """The book's section a lab follows: its module's own, or the table above."""
-    module = PAGES[page].module
-    return module.SECTION if module else SECTIONS[page]
+    """The book's section a lab follows: its module's own."""
+    return PAGES[page].module.SECTION
 
 
 def cells_of(page: str, act: int | None) -> list:
-    """The recipe of a lab, or of one act of the chapter."""
-    if page == "chapter":
-        return ACTS[act]
-    module = PAGES[page].module
-    return module_cells(module) if module else LABS[page]
+    """The recipe of a lab (its module's), or of one act of the chapter."""
+    return ACTS[act] if page == "chapter" else module_cells(PAGES[page].module)

@@ -1,0 +1,39 @@
+"""Training (core.labs.training): its computation is a training run, so the claims sweep does not walk its controls
+(TRAINS); its one reading is checked on any history here, and its notebook's settings are the form's."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from core.labs import training as lab
+from core.runs.config import PRESETS
+from core.runs.record import HistoryRow
+
+NAMED: list = []
+
+
+def holds(c, r) -> bool:
+    last = r.history[-1]
+    rules = {"run.train_above_val": lambda: last.epoch > 0 and last.train_ppl > last.val_ppl}
+    return rules[c.kind]()
+
+
+def complete(claims, r) -> None:
+    """Nothing a run must say beyond its one reading."""
+
+
+@settings(max_examples=40, deadline=None)
+@given(train=st.floats(1.0, 50.0), val=st.floats(1.0, 50.0), epoch=st.integers(0, 30))
+def test_its_reading_holds_on_any_history(train, val, epoch):
+    r = lab.Result(PRESETS["tiny"].config, [HistoryRow(epoch, epoch, train, val, 1.0, 1.0, 1.0, 1.0)], 1.0)
+    said = lab.readings(r)
+    assert (len(said) == 1) == (epoch > 0 and train > val)
+    assert all(holds(c, r) for c in said)
+
+
+def test_a_notebooks_settings_are_the_presets_with_the_forms_over_them():
+    config = lab.settings_from({"preset": "tiny", "lr": 0.05, "epochs": 2})
+    assert (config.lr, config.epochs, config.hidden_size) == (0.05, 2, PRESETS["tiny"].config.hidden_size)
+    for bad in ({"preset": "huge"}, {"preset": "tiny", "bogus": 1}, {"preset": "tiny", "lr": -1.0}):
+        with pytest.raises(ValueError):
+            lab.settings_from(bad)
