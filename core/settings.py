@@ -146,3 +146,12 @@ def declared(cls) -> dict[str, Setting]:
         kind = type(choices[0]) if literal else hint
         out[f.name] = Setting(name=f.name, kind=kind, default=f.default, **{**spec, "choices": tuple(choices)})
     return out
+
+
+def allowed(s: Setting) -> str:
+    """A number setting's range in words, for its help: the field keeps values inside it."""
+    if s.kind is int:
+        return f"Allowed: {int(s.lo):,} to {int(s.hi):,}."
+    if s.kind is float:
+        return f"Allowed: {s.lo:g} to {s.hi:g}" + (" (not 0)" if s.lo_open else "") + "."
+    return ""

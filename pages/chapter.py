@@ -5,8 +5,6 @@ it shows in a few sentences with the figure's own numbers, and links into the la
 """
 from __future__ import annotations
 
-import html
-
 import pandas as pd
 import streamlit as st
 
@@ -15,7 +13,7 @@ from core.text import readings as text_readings
 from core.lesson import passage, readings as lesson_readings, store as passage_store
 from core.labs import chapter, controls_of, forecasting, rnn_cell, tokens
 from core.runs.record import HistoryRow, Status
-from ui import exercises, passage_run, texts, url_state
+from ui import exercises, passage_run, shading, texts, url_state
 from ui.notebook import download_button
 from ui.common import BOOK, BOOK_URL, cite, deeper, learner_errors, plain
 from ui.chapter_after import after_the_acts
@@ -259,30 +257,6 @@ def draw_run(history: list[HistoryRow], samples: dict[int, str], seconds: float 
              .set_index("epoch"))
 
 
-def _cell(ch: str, wrong: bool) -> str:
-    ch = html.escape("·" if ch == " " else ch)
-    return f'<span style="background:#f4c7c3;text-decoration:underline">{ch}</span>' if wrong else f"<span>{ch}</span>"
-
-
-STRIP = 15   # characters per group: each group carries the row labels, so a wrapped line is labelled too
-
-
-def strips(truth: str, forced: str, free: str) -> str:
-    """The text and the two kinds of guesses as HTML, one column of three characters per position (the text, the
-    teacher-forced guess, the free-running guess), each wrong guess marked. The columns come in groups of STRIP,
-    each with its own row labels; the groups wrap like words, so the three rows stay aligned and labelled at any
-    width and nothing is cut at the right of a phone."""
-    column = "display:inline-flex;flex-direction:column;line-height:1.5;font-family:monospace"
-    labels = ('<span style="display:inline-flex;flex-direction:column;line-height:1.875;margin-right:.4em;'
-              'font-size:.75em;color:#555;text-align:right">'
-              "<span>text</span><span>forced</span><span>free</span></span>")
-    cols = [f'<span style="{column}">{_cell(t, False)}{_cell(g, g != t)}{_cell(f, f != t)}</span>'
-            for t, g, f in zip(truth, forced, free)]
-    groups = "".join(f"<span style='display:inline-flex;margin-right:.8em'>{labels}{''.join(cols[i:i + STRIP])}</span>"
-                     for i in range(0, len(cols), STRIP))
-    return f"<div style='display:flex;flex-wrap:wrap;row-gap:.8em;margin-bottom:1em'>{groups}</div>"
-
-
 def teacher_forcing_view(tf: passage.TeacherForcing, label: str, width: int = 90) -> None:
     truth = tf.text[tf.prefix: tf.prefix + width]
     first = tf.first_free_miss
@@ -290,7 +264,7 @@ def teacher_forcing_view(tf: passage.TeacherForcing, label: str, width: int = 90
                 f"Free running: **{100 * tf.free_accuracy:.0f}%**"
                 + (", wrong from the first character." if first == 0 else
                    f", first mistake after {first} characters." if first is not None else ", no mistake."))
-    st.markdown(strips(truth, tf.forced, tf.free), unsafe_allow_html=True)
+    st.markdown(shading.strips(truth, tf.forced, tf.free), unsafe_allow_html=True)
 
 
 def gradient_section(baked: passage_store.Baked, raw: str | None) -> None:

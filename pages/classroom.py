@@ -72,7 +72,7 @@ def exercise_answers(attempts: list[dict], hints: list, learners: int, names: bo
         st.subheader(plain(ex.question, 400), anchor=False)
     if firsts and not names:
         headline(ex, firsts, learners)
-    figure = reports.answers_figure if names else reports.spread_figure   # drawn empty too: the first answer then shows at once
+    figure = reports.answers_figure if names else reports.spread_figure   # drawn empty too: the first answer shows
     show(figure(ex, firsts), summary_text, f"class.{key}")
 
 

@@ -90,24 +90,11 @@ def training_text(source: str) -> str:
     return text
 
 
-def out_of_range(chosen: dict) -> list[str]:
-    """The form's values that the engine would refuse, each in words with its allowed range."""
-    wrong = []
-    for name, value in chosen.items():
-        s = SETTINGS[name]
-        try:
-            s.check(value)
-        except ValueError:
-            wrong.append(f"{s.label} is {value:,.6g}; {settings_form.allowed(s).lower()}" if s.kind in (int, float)
-                         and not s.choices else f"{s.label} has a value it cannot take ({value!r}).")
-    return wrong
-
-
 def start_run(preset: Preset, source: str, number: int) -> None:
     """Submit the form's run to the job manager and put its settings in the URL."""
     prefix = form_key(preset)
     chosen = {n: st.session_state[f"{prefix}.{n}"] for n in FORM_SETTINGS}
-    wrong = out_of_range(chosen)
+    wrong = lab.out_of_range(chosen)
     if wrong:
         st.error("Not started: " + " ".join(plain(w, 200) for w in wrong), icon=":material/error:")
         return

@@ -302,7 +302,8 @@ def test_the_books_exercises_are_cited_by_the_editions_numbers():
     v1 = "v1.0's 9.4 Recurrent Neural Networks, #"
     assert [cited[k] for k in ("book_output", "book_condition", "book_long", "book_problem")] == \
         [v1 + n for n in "1234"]
-    assert cited["tok_table"] == cited["tok_rnn"] == "the newer draft's Recurrent Neural Networks section, #4 (not in v1.0)"
+    newer = "the newer draft's Recurrent Neural Networks section, #"
+    assert cited["tok_table"] == cited["tok_rnn"] == newer + "4 (not in v1.0)"
     assert cited["book_gates"].startswith("the newer draft's Recurrent Neural Networks section, #5")
     assert all(c.startswith(("v1.0's ", "the newer draft's ")) for c in cited.values())
     assert cited["fc_no_noise"].endswith("#1.2") and cited["gf_align"].endswith("#1.2")

@@ -160,8 +160,9 @@ READOUTS = {   # page -> control: why no claim depends on it
     "chapter": {"h": "Act 3's parameter counts, printed as counted",
                 "seed": "Act 4's live retrain: its claims are the stored run's functions on the new history"},
 }
-ACTS_SWEPT = {1: "test_claims.py: test_every_window_of_act_one", 2: "test_every_module_lab_over_every_control "
-              "(tokens: characters, letters)", 3: "Act 3 states counts only", 4: "test_act_four_claims_on_the_stored_run",
+ACTS_SWEPT = {1: "test_claims.py: test_every_window_of_act_one",
+              2: "test_every_module_lab_over_every_control (tokens: characters, letters)",
+              3: "Act 3 states counts only", 4: "test_act_four_claims_on_the_stored_run",
               5: "test_act_five_bptt_figure_at_every_weight_scale"}
 
 

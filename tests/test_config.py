@@ -87,7 +87,7 @@ def test_command_line_overrides_use_the_same_declarations():
 
 
 def test_every_number_field_of_the_form_says_its_range():
-    from ui.settings_form import allowed
+    from core.settings import allowed
     from core.runs.config import FORM_SETTINGS, SETTINGS
     for name in FORM_SETTINGS:
         s = SETTINGS[name]

@@ -93,7 +93,8 @@ def complete(claims: list[Claim], r) -> None:
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scale=st.sampled_from(SCALES), n=st.integers(2, 256), T=st.integers(1, 200),
        kind=st.sampled_from(["gaussian", "orthogonal"]), tanh=st.booleans(),
-       input_scale=st.floats(0.0, 5.0).map(lambda v: round(v, 1)), theta=st.floats(0.1, 10.0).map(lambda v: round(v, 1)),
+       input_scale=st.floats(0.0, 5.0).map(lambda v: round(v, 1)),
+       theta=st.floats(0.1, 10.0).map(lambda v: round(v, 1)),
        seed=st.integers(0, 10_000))
 def test_gradient_flow_at_points_drawn_by_hypothesis(scale, n, T, kind, tanh, input_scale, theta, seed):
     """Combinations of Gradient flow's controls, drawn by hypothesis."""

@@ -1,6 +1,6 @@
-"""RNN cell (core.labs.rnn_cell): the rule its claim is checked by over every control's range (tests/test_claims_sweep.py
-walks each control and the NAMED settings with them): which input is cheaper, one-hot or an embedding, counted here
-from the weights each needs."""
+"""RNN cell (core.labs.rnn_cell): the rule its claim is checked by over every control's range
+(tests/test_claims_sweep.py walks each control and the NAMED settings with them): which input is cheaper, one-hot or
+an embedding, counted here from the weights each needs."""
 from __future__ import annotations
 
 import numpy as np

@@ -225,7 +225,8 @@ def test_a_lab_added_by_the_recipe_is_covered_without_editing_a_list(tmp_path, m
     assert ("throwaway", {}) in chart_pages() and "/throwaway" in page_paths()
     assert page_params()["throwaway"][:2] == ["a", "n"]
     assert shape_problems("throwaway", THROWAWAY_PAGE, True, module) == []
-    broken = THROWAWAY_PAGE.replace("def main() -> None:", "def line_figure(r):\n    return None\n\n\ndef main() -> None:")
+    broken = THROWAWAY_PAGE.replace("def main() -> None:",
+                                    "def line_figure(r):\n    return None\n\n\ndef main() -> None:")
     assert shape_problems("throwaway", broken, True, module) == ["the page builds a figure (line_figure)"]
     from test_claims_sweep import test_every_module_lab_over_every_control
     test_every_module_lab_over_every_control(lab)                            # the sweep walks it, by its rules

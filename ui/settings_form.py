@@ -6,16 +6,7 @@ from typing import Callable, Sequence
 
 import streamlit as st
 
-from core.settings import Setting
-
-
-def allowed(s: Setting) -> str:
-    """A number setting's range in words, for its help: the field keeps values inside it."""
-    if s.kind is int:
-        return f"Allowed: {int(s.lo):,} to {int(s.hi):,}."
-    if s.kind is float:
-        return f"Allowed: {s.lo:g} to {s.hi:g}" + (" (not 0)" if s.lo_open else "") + "."
-    return ""
+from core.settings import Setting, allowed
 
 
 def widget(col, s: Setting, key: str, reason: str = "") -> None:

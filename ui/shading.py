@@ -1,5 +1,6 @@
-"""Text shaded by surprisal, as HTML: each token's background by its bits under the model (the Sampling lab's
-generated text and the texts a learner scores). Tokens are escaped, so a model's or a learner's text is only text."""
+"""Text marked up as HTML: shaded by surprisal, each token's background by its bits under the model (the Sampling
+lab's generated text and the texts a learner scores), and Act 4's strips of the text against a network's guesses.
+Every character is escaped, so a model's or a learner's text is only text."""
 from __future__ import annotations
 
 import html
@@ -26,3 +27,27 @@ def surprisal_legend() -> str:
                      for b in (0, 1, 2, 4, 6))
     return (f'<div style="font-size:0.85em">Shade = surprisal −log₂ p of each generated character under the '
             f'model at T = 1: {legend} (bold: your prefix)</div>')
+
+
+def _cell(ch: str, wrong: bool) -> str:
+    ch = html.escape("·" if ch == " " else ch)
+    return f'<span style="background:#f4c7c3;text-decoration:underline">{ch}</span>' if wrong else f"<span>{ch}</span>"
+
+
+STRIP = 15   # characters per group: each group carries the row labels, so a wrapped line is labelled too
+
+
+def strips(truth: str, forced: str, free: str) -> str:
+    """The text and the two kinds of guesses as HTML, one column of three characters per position (the text, the
+    teacher-forced guess, the free-running guess), each wrong guess marked. The columns come in groups of STRIP,
+    each with its own row labels; the groups wrap like words, so the three rows stay aligned and labelled at any
+    width and nothing is cut at the right of a phone."""
+    column = "display:inline-flex;flex-direction:column;line-height:1.5;font-family:monospace"
+    labels = ('<span style="display:inline-flex;flex-direction:column;line-height:1.875;margin-right:.4em;'
+              'font-size:.75em;color:#555;text-align:right">'
+              "<span>text</span><span>forced</span><span>free</span></span>")
+    cols = [f'<span style="{column}">{_cell(t, False)}{_cell(g, g != t)}{_cell(f, f != t)}</span>'
+            for t, g, f in zip(truth, forced, free)]
+    groups = "".join(f"<span style='display:inline-flex;margin-right:.8em'>{labels}{''.join(cols[i:i + STRIP])}</span>"
+                     for i in range(0, len(cols), STRIP))
+    return f"<div style='display:flex;flex-wrap:wrap;row-gap:.8em;margin-bottom:1em'>{groups}</div>"

@@ -15,7 +15,7 @@ from core.figures import Chart, Metric, chart_text, style
 from core.runs import data as data_module, loop, readings as run_readings
 from core.runs.config import PRESETS, SETTINGS, TrainConfig
 from core.runs.record import HistoryRow, Progress
-from core.settings import setting
+from core.settings import allowed, setting
 
 KEY = "training"
 TITLE = "Training"
@@ -40,6 +40,19 @@ def settings_from(values: dict) -> TrainConfig:
     if unknown:
         raise ValueError(f"Not a training setting: {', '.join(sorted(map(str, unknown)))}.")
     return replace(PRESETS[name].config, **{k: SETTINGS[k].check(v) for k, v in values.items()})
+
+
+def out_of_range(chosen: dict) -> list[str]:
+    """The form's values that the engine would refuse, each in words with its allowed range."""
+    wrong = []
+    for name, value in chosen.items():
+        s = SETTINGS[name]
+        try:
+            s.check(value)
+        except ValueError:
+            wrong.append(f"{s.label} is {value:,.6g}; {allowed(s).lower()}" if s.kind in (int, float)
+                         and not s.choices else f"{s.label} has a value it cannot take ({value!r}).")
+    return wrong
 
 
 @dataclass(frozen=True)

@@ -270,7 +270,7 @@ def sample(lm: LanguageModel, prefix: str, length: int = 200, temperature: float
     return Sample(cleaned, unknown, lm.vocab.decode(ids), ids, texts, probs)
 
 
-LIKE_TEXT = 1.25     # a sample within this factor of the model's bits per character on real text (either way) reads like text
+LIKE_TEXT = 1.25     # a sample within this factor of real text's bits per character, either way, reads like text
 GIBBERISH = 0.8      # a sample at this share of uniform guessing's bits per character or more is gibberish
 
 

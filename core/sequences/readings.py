@@ -164,11 +164,13 @@ def train_test(a: Analysis, train_noise: float, test_noise: float) -> tuple[str,
     follows = (gap < 0) == (noise_gap < 0) and abs(gap) <= EXPLAINS * abs(noise_gap)   # the draws' own difference
     overfit = a.train_mse < train_noise                 # the fit beats the noise on the range it was fitted on
     small = abs(gap) <= SMALL_GAP * (train_noise + test_noise) / 2
-    text = f"The test error ({a.test_mse:.4f}) is {'below' if below else 'above'} the training error ({a.train_mse:.4f})."
+    text = (f"The test error ({a.test_mse:.4f}) is {'below' if below else 'above'} the training error "
+            f"({a.train_mse:.4f}).")
     draws = (f"average {train_noise:.4f} (mean square) on the training range and {test_noise:.4f} on the test "
              "range")
     if follows:
-        text += (f" Both are mostly the noise, whose random draws {draws}, {abs(noise_gap):.4f} apart against the errors' "
+        text += (f" Both are mostly the noise, whose random draws {draws}, {abs(noise_gap):.4f} apart against the "
+                 f"errors' "
                  f"{abs(gap):.4f}: the luck of the draw decides which range scores lower.")
     else:
         text += (f" The noise's draws do not explain it: they {draws}, {abs(noise_gap):.4f} apart (and "
@@ -178,7 +180,8 @@ def train_test(a: Analysis, train_noise: float, test_noise: float) -> tuple[str,
         text += (f" The training error is even below the noise on its range: with {len(a.model.weights) + 1} numbers "
                  "to fit, the model has learnt some of the noise itself, which unseen data does not repeat.")
     elif not follows and small:
-        text += (f" The gap is small against the noise itself ({100 * abs(gap) / ((train_noise + test_noise) / 2):.0f}% "
+        share = 100 * abs(gap) / ((train_noise + test_noise) / 2)
+        text += (f" The gap is small against the noise itself ({share:.0f}% "
                  "of its mean square): a smooth sine is easy to extrapolate.")
     elif not follows:
         text += (" The rest is the fit's: weights fitted on the training range suit the "
