@@ -102,11 +102,21 @@ def start_run(preset: Preset, source: str, number: int) -> None:
         if chosen["split"] == "book":
             chosen["truncation"] = "fresh"  # book windows are shuffled: each starts from a zero state
         config = replace(preset.config, **chosen)
-        job = job_manager().submit(config, training_text(source), session_id(), name=f"{preset.name} #{number}")
+        job = job_manager().submit(config, training_text(source), session_id(), name=f"{preset.name} #{number}",
+                                   on_saved=class_copy())
         keep_for_class(job.token, job.name, config)
         url_state.write_form(prefix, FORM_SETTINGS, config_overrides(preset.config, config))
         st.query_params[Url.RUN] = job.token   # the run's address: a reload or a new tab finds it again
         st.rerun()
+
+
+def class_copy():
+    """For a learner in a class: what copies their run's curve into the class's records once it is saved (called by
+    the run's follower, not while a page draws), so the teacher keeps it after the run store cleans the run away."""
+    who = learner.current()
+    if who is None or who.class_id is None:
+        return None
+    return lambda key, run: classroom.keep_history(key, run.history)
 
 
 def keep_for_class(key: str, name: str, config) -> None:

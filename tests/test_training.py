@@ -299,3 +299,28 @@ def test_the_first_step_is_reported_at_once_then_every_report_every_seconds():
     steps = [p.step for p in reports]
     assert steps[:2] == [0, 1] and math.isfinite(reports[1].train_ppl)
     assert 2 not in steps    # no other report inside an epoch: only epoch ends and the final one follow
+
+
+def test_a_saved_run_reaches_its_listener_once_from_its_follower_and_a_failing_listener_loses_nothing():
+    """Issue 62: a learner's class keeps a run's curve when the run is saved (the job's on_saved, called by the
+    thread that follows the run), not when a teacher's page happens to draw; the teacher's view only reads."""
+    from core import classroom as C
+    from core.labs import classroom as reports
+    from core.runs.jobs import JobManager
+    manager = JobManager(max_cpu=1, max_gpu=0, mode="thread")
+    info = C.create_class("Thursday")
+    ana = C.join(info.join_code, "Ana")
+    threads = []
+    copy = lambda key, run: (threads.append(threading.current_thread().name), C.keep_history(key, run.history))  # noqa
+    job = manager.submit(TrainConfig(**SMALL), TEXT, "s1", on_saved=copy)
+    C.record_run(ana, job.token, job.name, job.config.to_dict())
+    job.thread.join(120)
+    assert job.status == "finished" and job.on_saved is None and threads == [job.thread.name]
+    kept = C.class_runs(info.id)[0].history
+    assert [r.val_ppl for r in kept] == [r.val_ppl for r in job.result.history]
+    before = C.version(info.id)
+    shown = reports.run_histories(info)          # what the teacher's view draws: read, never written
+    assert len(shown[0].history) == len(kept) and C.version(info.id) == before
+    bad = manager.submit(TrainConfig(**SMALL), TEXT, "s2", on_saved=lambda key, run: 1 / 0)
+    bad.thread.join(120)
+    assert bad.status == "finished" and bad.result is not None and bad.result.history

@@ -156,8 +156,8 @@ def sweep_summary(points: list[tuple[str, float, float]], key: str) -> str:
 
 
 def run_histories(info: classroom.ClassInfo) -> list[classroom.ClassRun]:
-    """The class's runs with their curves: from the run store while it has them (copied into the class records
-    when finished, so they outlast the store's cleaning), else from the copy."""
+    """The class's runs with their curves: from the run store while it has them, else the copy the class keeps
+    (made when a run is saved: pages/training.py's class_copy). Reads only: nothing is written while a page draws."""
     runs = classroom.class_runs(info.id)
     for r in runs:
         try:
@@ -165,10 +165,7 @@ def run_histories(info: classroom.ClassInfo) -> list[classroom.ClassRun]:
         except ValueError:
             live = None
         if live is not None and live.progress is not None:
-            kept = len(r.history)
             r.history, r.status = list(live.progress.history), str(live.status)
-            if not live.status.active and kept != len(r.history):   # copied once, not on every rerun
-                classroom.keep_history(r.run_key, r.history)
     return runs
 
 

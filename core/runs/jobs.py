@@ -60,6 +60,7 @@ class Job:
     trainer: Trainer | None = None          # what trains it (launchers): a process, a thread, a Ray task
 
     text: str | None = None                 # the training text, held only while the run waits in the queue
+    on_saved: Callable[[str, store.StoredRun], None] | None = None   # (token, saved run): once, by its follower
 
     @property
     def active(self) -> bool:
@@ -133,10 +134,13 @@ class JobManager:
     def _limit(self, kind: str) -> int:
         return self.max_gpu if kind == "cuda" else self.max_cpu
 
-    def submit(self, config: TrainConfig, text: str, session_id: str, name: str | None = None) -> Job:
+    def submit(self, config: TrainConfig, text: str, session_id: str, name: str | None = None,
+               on_saved: Callable[[str, store.StoredRun], None] | None = None) -> Job:
         """Start a run, or queue it when its device's slots are all taken by other learners' runs (it then
         starts by itself, first come first served). ValueError when the learner's own run is still going on
-        that device, or when the queue is full."""
+        that device, or when the queue is full. on_saved(token, run) is called once the run is saved (finished,
+        stopped or diverged), from the thread that follows it, never from a page drawing: a learner's class keeps
+        its curve then."""
         kind = self.device_kind(config)
         self.clean_store()
         store.check_space(config)
@@ -153,7 +157,8 @@ class JobManager:
                 raise ValueError(f"The server is training {limit} model(s) on the {kind.upper()} and "
                                  f"{waiting} more are waiting, its most: try again in a few minutes.")
             job_id = next(_ids)
-            job = Job(job_id, name or f"run {job_id}", session_id, config, kind, watchers={session_id})
+            job = Job(job_id, name or f"run {job_id}", session_id, config, kind, watchers={session_id},
+                      on_saved=on_saved)
             store.create(job.token, config, job.name, kind)   # its folder: found again from any process
             if must_wait:
                 job.status, job.text = Status.QUEUED, text
@@ -194,6 +199,7 @@ class JobManager:
                 self._on_progress(job, progress)
             case Saved():
                 self._finished(job, store.StoredRun.read(store.run_folder(job.token)))
+                self._saved(job)
             case Ended(status, text):
                 job.status, job.message = status, text
 
@@ -245,6 +251,17 @@ class JobManager:
         job.result = result
         job.message = job.message or result.message
         job.status = result.status
+
+    @staticmethod
+    def _saved(job: Job) -> None:
+        """The run's on_saved, once; a failure there (a class database that cannot be written) loses nothing of
+        the run and stops no follower."""
+        callback, job.on_saved = job.on_saved, None
+        if callback is not None and job.result is not None:
+            try:
+                callback(job.token, job.result)
+            except Exception:   # noqa: BLE001: the run is saved whatever its listener does
+                traceback.print_exc()
 
     def _request_stop(self, job: Job) -> None:
         """Ask the run to stop, through the store: whatever trains it, wherever, looks there."""
