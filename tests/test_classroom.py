@@ -368,3 +368,22 @@ def test_a_database_that_stays_busy_is_said_in_words(root, monkeypatch):
         other.execute("ROLLBACK")
         other.close()
     assert C.attempts(me, root) == []
+
+
+def test_the_tab_and_the_records_count_first_attempts_by_one_rule(root):
+    """Issue 62: one function (classroom.fold) keeps a learner's progress, for the records and for a tab that cannot
+    reach them; ui no longer restates the first-attempt rule. The same attempts give the same progress both ways."""
+    ana = C.join(C.create_class("Friday").join_code, "Ana")
+    made = [("gf_regime", "stable", False, C.RESTORE), ("gf_regime", "exploding", True, "check"),
+            ("gf_regime", "vanishing", False, "check"), ("gf_thirty", 0.04, True, C.RESTORE)]
+    tab: dict = {}
+    for exercise, answer, correct, source in made:
+        C.record_attempt(ana, exercise, answer, correct, "x", source, at=7.0)
+        C.fold(tab, {"exercise": exercise, "answer": answer, "correct": correct, "computed": "x", "at": 7.0,
+                     "source": source})
+    kept = C.progress(ana)
+    for exercise in ("gf_regime", "gf_thirty"):
+        for field in ("answer", "correct", "tries", "latest", "latest_correct", "restored"):
+            assert tab[exercise][field] == kept[exercise][field], (exercise, field)
+    assert (kept["gf_regime"]["answer"], kept["gf_regime"]["tries"]) == ("exploding", 3)   # the first Check counts
+    assert kept["gf_thirty"]["restored"]

@@ -78,12 +78,9 @@ def keep(ex: core_ex.Exercise, answer, correct: bool, computed, source: str = "c
             return
         except ValueError:
             pass
-    tab = st.session_state.setdefault(PROGRESS, {})
-    row = tab.get(ex.key)
-    if row is None or (row.get("restored") and source != classroom.RESTORE):   # as classroom.progress counts
-        row = tab[ex.key] = {"answer": answer, "correct": correct, "at": round(time.time()),
-                             "tries": row["tries"] if row else 0, "restored": source == classroom.RESTORE}
-    row.update(tries=row["tries"] + 1, latest=answer, latest_correct=correct)
+    classroom.fold(st.session_state.setdefault(PROGRESS, {}), {"exercise": ex.key, "answer": answer, "correct": correct,
+                                                             "computed": computed, "at": round(time.time()),
+                                                             "source": source})
 
 
 def hint(ex: core_ex.Exercise) -> None:
@@ -244,7 +241,7 @@ def card(ex: core_ex.Exercise) -> None:
             except ValueError as exc:
                 st.error(plain(exc, 400), icon=":material/error:")
                 return
-            keep(ex, core_ex.check_answer(ex, answer), graded.correct, sol.answer)
+            keep(ex, graded.answer, graded.correct, sol.answer)   # the answer as graded: normalised once
             st.rerun()  # redraw the page: an assignment's figures appear now
         if st.session_state.get(CANCELLED) == ex.key:
             del st.session_state[CANCELLED]
@@ -354,5 +351,6 @@ def restore(data: bytes, into: dict | None = None) -> int:
         if into is None:
             keep(ex, row["answer"], correct, sol.answer, source=classroom.RESTORE)
         else:
-            into[key] = {"answer": row["answer"], "correct": correct, "at": row["at"], "restored": True}
+            classroom.fold(into, {"exercise": key, "answer": row["answer"], "correct": correct, "computed": sol.answer,
+                                  "at": row["at"], "source": classroom.RESTORE})
     return len(found)

@@ -12,7 +12,7 @@ learner understands.
 """
 from core.classroom.db import DB_NAME, MIGRATIONS, connect, database, migrate, write
 from core.classroom.records import (NAME_MAX, RESTORE, ClassInfo, Learner, attempts, check_name, class_by_code,
-                                    class_by_teacher, create_class, first_attempts, hints, is_token, join, learner,
+                                    class_by_teacher, create_class, first_attempts, fold, hints, is_token, join, learner,
                                     learner_alone, normal_code, progress, record_attempt, record_hint, record_opened)
 from core.classroom import summary, sweep
 from core.classroom.teacher import (ClassRun, assign, assigned, class_attempts, class_hints, class_opened, class_runs,
@@ -22,7 +22,7 @@ from core.classroom.teacher import (ClassRun, assign, assigned, class_attempts, 
 __all__ = [
     'summary', 'sweep',
     'DB_NAME', 'MIGRATIONS', 'connect', 'database', 'migrate', 'write', 'NAME_MAX', 'RESTORE', 'ClassInfo',
-    'Learner', 'attempts', 'check_name', 'class_by_code', 'class_by_teacher', 'create_class', 'first_attempts',
+    'Learner', 'attempts', 'check_name', 'class_by_code', 'class_by_teacher', 'create_class', 'first_attempts', 'fold',
     'hints', 'is_token', 'join', 'learner', 'learner_alone', 'normal_code', 'progress', 'record_attempt',
     'record_hint', 'record_opened', 'ClassRun', 'assign', 'assigned', 'class_attempts', 'class_hints',
     'class_opened', 'class_runs', 'hand_out', 'keep_history', 'record_run', 'remove', 'rename', 'reset', 'roster',

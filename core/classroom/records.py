@@ -186,15 +186,24 @@ def progress(token: str, root: Path | None = None) -> dict:
     exercise only restored from a file gets its latest restored attempt, marked restored (never a first attempt)."""
     out: dict = {}
     for a in attempts(token, root):
-        row = out.get(a["exercise"])
-        if row is None or (row["restored"] and a["source"] != RESTORE):
-            tries = row["tries"] if row else 0
-            row = out[a["exercise"]] = {**a, "tries": tries, "restored": a["source"] == RESTORE}
-        elif row["restored"]:
-            row.update({k: a[k] for k in ("answer", "correct", "computed", "at")})
-        row["tries"] += 1
-        row["latest"], row["latest_correct"] = a["answer"], a["correct"]
+        fold(out, a)
     return out
+
+
+def fold(progress_: dict, a: dict) -> dict:
+    """Add one attempt ({"exercise", "answer", "correct", "computed", "at", "source"}) to a learner's progress
+    (exercise -> row), by the one rule of first attempts: the first made with Check is the one a score counts; a
+    restored one stands only until a Check comes; every attempt counts as a try and is the latest. Returns the row.
+    The records (progress) and a tab that cannot reach them keep progress by this same rule."""
+    row = progress_.get(a["exercise"])
+    if row is None or (row["restored"] and a["source"] != RESTORE):
+        tries = row["tries"] if row else 0
+        row = progress_[a["exercise"]] = {**a, "tries": tries, "restored": a["source"] == RESTORE}
+    elif row["restored"]:
+        row.update({k: a[k] for k in ("answer", "correct", "computed", "at")})
+    row["tries"] += 1
+    row["latest"], row["latest_correct"] = a["answer"], a["correct"]
+    return row
 
 
 def first_attempts(attempts: list[dict]) -> dict:

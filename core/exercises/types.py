@@ -63,6 +63,7 @@ class Grade:
     correct: bool
     solution: Solution
     message: str
+    answer: object = None          # the learner's answer in the exercise's form, as it was graded (check_answer)
 
 
 def check_answer(ex: Exercise, answer) -> object:
@@ -98,7 +99,7 @@ def grade(ex: Exercise, answer, solution: Solution | None = None) -> Grade:
     if not ok:
         why = mistake(ex, answer, solution)
         message += f" {why}" if why else ""
-    return Grade(ok, solution, message)
+    return Grade(ok, solution, message, answer)
 
 
 def mistake(ex: Exercise, answer, solution: Solution) -> str | None:

@@ -3,11 +3,10 @@ RNNLAB_TRAIN_IN=process), in a thread of the server (RNNLAB_TRAIN_IN=thread) or 
 set; core.runs.launchers), and every run is a folder in the run store on disk (core.runs.store): the server keeps a
 finished run's numbers, not its weights, and any web process can find a run there by its token.
 
-A follower thread per run reads the run's folder (launchers.follow) and moves what it says into its Job; it
-never calls st.*. Pages read the Job
-from a fragment that refreshes about once a second while the run goes. A process-wide limit bounds concurrent runs
-(RNNLAB_MAX_CPU_RUNS, default 1; RNNLAB_MAX_GPU_RUNS, default one per GPU); other learners' runs wait in a
-queue (RNNLAB_MAX_QUEUE per device) and start by themselves.
+A follower thread per run reads the run's folder (launchers.follow) and moves what it says into its Job; it never
+calls st.*. Pages read the Job from a fragment that refreshes about once a second while the run goes. A process-wide
+limit bounds concurrent runs (RNNLAB_MAX_CPU_RUNS, default 1; RNNLAB_MAX_GPU_RUNS, default one per GPU); other
+learners' runs wait in a queue (RNNLAB_MAX_QUEUE per device) and start by themselves.
 
 A run outlives its browser tab: reloading the page, or opening the run's address (?run=TOKEN) in a new tab,
 adopts it into the new session, live or finished, also from another web process or after a restart (from the
@@ -135,12 +134,11 @@ class JobManager:
         return self.max_gpu if kind == "cuda" else self.max_cpu
 
     def submit(self, config: TrainConfig, text: str, session_id: str, name: str | None = None,
-               on_saved: Callable[[str, store.StoredRun], None] | None = None) -> Job:
+               on_saved: Callable | None = None) -> Job:
         """Start a run, or queue it when its device's slots are all taken by other learners' runs (it then
         starts by itself, first come first served). ValueError when the learner's own run is still going on
-        that device, or when the queue is full. on_saved(token, run) is called once the run is saved (finished,
-        stopped or diverged), from the thread that follows it, never from a page drawing: a learner's class keeps
-        its curve then."""
+        that device, or when the queue is full. on_saved(token, run): called once the run is saved, by the thread
+        that follows it (never a page drawing): a learner's class keeps the curve then."""
         kind = self.device_kind(config)
         self.clean_store()
         store.check_space(config)
@@ -199,7 +197,6 @@ class JobManager:
                 self._on_progress(job, progress)
             case Saved():
                 self._finished(job, store.StoredRun.read(store.run_folder(job.token)))
-                self._saved(job)
             case Ended(status, text):
                 job.status, job.message = status, text
 
@@ -248,20 +245,16 @@ class JobManager:
                            "so far is kept")
 
     def _finished(self, job: Job, result) -> None:
+        """The saved run into its Job, then its on_saved, once (a failure there, a class database it cannot write,
+        loses nothing of the run)."""
         job.result = result
         job.message = job.message or result.message
         job.status = result.status
-
-    @staticmethod
-    def _saved(job: Job) -> None:
-        """The run's on_saved, once; a failure there (a class database that cannot be written) loses nothing of
-        the run and stops no follower."""
         callback, job.on_saved = job.on_saved, None
-        if callback is not None and job.result is not None:
-            try:
-                callback(job.token, job.result)
-            except Exception:   # noqa: BLE001: the run is saved whatever its listener does
-                traceback.print_exc()
+        try:
+            callback and callback(job.token, result)
+        except Exception:   # noqa: BLE001: the run is saved whatever its listener does
+            traceback.print_exc()
 
     def _request_stop(self, job: Job) -> None:
         """Ask the run to stop, through the store: whatever trains it, wherever, looks there."""
