@@ -5,8 +5,7 @@ import streamlit as st
 
 from core.labs import controls_of, gradient_flow as lab
 from ui import exercises, url_state
-from ui.common import cite, header, show_source
-from ui.lab import lab_fragment, metric_row
+from ui.lab import lab_page, metric_row
 from ui.plots import frozen_chart, show_chart
 
 REGIME_COLOURS = {"vanishing": "blue", "stable": "green", "exploding": "red"}
@@ -46,15 +45,7 @@ def view(s: lab.Settings) -> None:
 
 def main() -> None:
     url_state.page("gradflow")
-    header(lab.KEY)
-    st.markdown(lab.INTRO)
-    st.latex(lab.FORMULA)
-    st.caption(lab.NOTATION)
-    cite(lab.SECTION)
-    exercises.assignment(lab.KEY)
-    lab_fragment(lab.KEY, controls, view)
-    show_source(*lab.SOURCE)
-    exercises.section(lab.KEY)
+    lab_page(lab, controls, view)
 
 
 if __name__ == "__main__":

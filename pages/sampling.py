@@ -8,8 +8,8 @@ import streamlit as st
 from core.labs import controls_of, sampling as lab
 from core.nn import probe, sampling
 from ui import exercises, model_choice, url_state
-from ui.common import cite, header, plain, show_source
-from ui.lab import lab_fragment, metric_row
+from ui.common import plain
+from ui.lab import lab_page, metric_row
 from ui.plots import frozen_chart, show_chart
 from ui.shading import shaded, surprisal_legend
 
@@ -155,14 +155,7 @@ def view(s: lab.Settings) -> None:
 
 def main() -> None:
     url_state.page("sampling")
-    header(lab.KEY)
-    st.markdown(lab.INTRO)
-    st.latex(lab.FORMULA)
-    cite(lab.SECTION)
-    exercises.assignment(lab.KEY)
-    lab_fragment(lab.KEY, controls, view)
-    show_source(*lab.SOURCE)
-    exercises.section(lab.KEY)
+    lab_page(lab, controls, view)
 
 
 if __name__ == "__main__":

@@ -32,8 +32,8 @@ def shape_problems(key: str, source: str, draws_charts: bool, module=None) -> li
         problems.append("no main()")
     if 'if __name__ == "__main__":\n    main()' not in source.rstrip()[-40:]:
         problems.append("does not end with: if __name__ == '__main__': main()")
-    header = "header(lab.KEY)" if module else f'header("{key}")'
-    if header not in source or 'url_state.page("' not in source:
+    header = ("header(lab.KEY)", "lab_page(lab,") if module else (f'header("{key}")',)
+    if not any(h in source for h in header) or 'url_state.page("' not in source:
         problems.append("main() does not call header(key) and url_state.page(...)")
     if module:
         problems += [f"its module lacks {name}" for name in LAB_MODULE_NAMES if not hasattr(module, name)]

@@ -1,11 +1,13 @@
-"""A lab's controls and the view they move, drawn as one fragment (Forecasting, Sampling, Gradient flow)."""
+"""A lab's controls and the view they move, drawn as one fragment (Forecasting, Sampling, Gradient flow), the page
+around them drawn from the lab's module (lab_page), and its metrics."""
 from __future__ import annotations
 
 from typing import Callable, TypeVar
 
 import streamlit as st
 
-from ui.common import controls_beside_view, learner_errors
+from ui import exercises
+from ui.common import cite, controls_beside_view, header, learner_errors, show_source
 from ui.notebook import download_button
 
 T = TypeVar("T")
@@ -30,3 +32,19 @@ def metric_row(metrics: list) -> None:
     """A lab's metrics (core.figures.Metric) side by side, large."""
     for column, m in zip(st.columns(len(metrics)), metrics):
         column.metric(m.label, m.value, help=m.help or None, delta=m.delta or None, delta_color=m.delta_color)
+
+
+def lab_page(lab, controls: Callable[[], T], view: Callable[[T], None]) -> None:
+    """A lab whose module (core.labs) holds it, drawn: its title, text and formula, the book's section, an
+    assignment's card, its controls beside its view as one fragment, the code it shows, its exercises."""
+    header(lab.KEY)
+    st.markdown(lab.INTRO)
+    if lab.FORMULA:
+        st.latex(lab.FORMULA)
+    if lab.NOTATION:
+        st.caption(lab.NOTATION)
+    cite(lab.SECTION)
+    exercises.assignment(lab.KEY)
+    lab_fragment(lab.KEY, controls, view)
+    show_source(*lab.SOURCE)
+    exercises.section(lab.KEY)
