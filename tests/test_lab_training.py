@@ -37,3 +37,12 @@ def test_a_notebooks_settings_are_the_presets_with_the_forms_over_them():
     for bad in ({"preset": "huge"}, {"preset": "tiny", "bogus": 1}, {"preset": "tiny", "lr": -1.0}):
         with pytest.raises(ValueError):
             lab.settings_from(bad)
+
+
+def test_a_notebook_of_a_preset_that_does_not_exist_is_refused_when_asked_for():
+    """Issue 63: `python -m core notebook training --set preset=...` took any text, and the notebook failed later with
+    a KeyError. The preset's choices are declared, so the command says which presets there are."""
+    from core.notebooks import cli
+    with pytest.raises(ValueError, match="tiny"):
+        cli.parse_sets("training", ["preset=huge"])
+    assert cli.parse_sets("training", ["preset=tiny"]) == {"preset": "tiny"}

@@ -27,7 +27,7 @@ TRAINS = True    # compute() trains a model: the claims sweep checks its reading
 
 @dataclass(frozen=True)
 class Settings:
-    preset: str = setting("book", "Preset", widget="segmented")   # choices: core.runs.config.PRESETS
+    preset: str = setting("book", "Preset", widget="segmented", choices=tuple(PRESETS))
 
 
 def settings_from(values: dict) -> TrainConfig:
