@@ -93,15 +93,14 @@ def generated_text(r: lab.Result) -> None:
                                    "surprisal (bits)": np.round(bits, 2)}), hide_index=True, height=260)
 
 
-def hidden_state_section(key: str, lm, out: sampling.Sample) -> lab.Hidden | None:
+def hidden_state_section(key: str, lm, out: sampling.Sample) -> None:
     st.subheader("Inside the model: the hidden state")
     text = lab.shown_text(out)
     first = url_state.draw(CONTROLS["hidden_from"], choices=lab.window_starts(text),
                            format_func=lambda w: f"{w}-{min(w + lab.HIDDEN_SPAN - 1, len(text))}")
-    h, chart = hidden_of(key, text, first - 1, lm)
+    _, chart = hidden_of(key, text, first - 1, lm)
     if chart is not None:
         show_chart(chart)
-    return h
 
 
 def score_section(key: str, lm) -> None:
@@ -125,14 +124,14 @@ def score_section(key: str, lm) -> None:
 
 def greedy_vs_sampled(r: lab.Result) -> None:
     st.subheader("Greedy against sampled")
-    c = r.comparison
+    c, said = r.comparison, lab.comparison_readings(r)
+    shares = next(x for x in said if x.kind.startswith("variety.")).numbers   # the shares the claim is built from
     g1, g2 = st.columns(2)
-    g1.markdown(f"**Greedy (T = 0)**: distinct 3-grams {100 * probe.distinct_ngram_share(c.greedy):.0f}%")
+    g1.markdown(f"**Greedy (T = 0)**: distinct 3-grams {100 * shares['greedy']:.0f}%")
     g1.text(c.greedy)
-    g2.markdown(f"**Sampled ({plain(c.sampled_words)})**: distinct 3-grams "
-                f"{100 * probe.distinct_ngram_share(c.sampled):.0f}%")
+    g2.markdown(f"**Sampled ({plain(c.sampled_words)})**: distinct 3-grams {100 * shares['sampled']:.0f}%")
     g2.text(c.sampled)
-    st.caption(plain(" ".join(str(x) for x in lab.comparison_readings(r)), 2000))   # quotes a model's text
+    st.caption(plain(" ".join(str(x) for x in said), 2000))   # quotes a model's text
 
 
 def view(s: lab.Settings) -> None:

@@ -5,6 +5,7 @@ caches each part on its own (a new seed draws again but reuses the next-token vi
 parts: draw, next_token, comparison and hidden, which compute() puts together for the notebook."""
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -14,7 +15,6 @@ from core.assets import HELD_OUT_BPC, HELD_OUT_PPL
 from core.claims import Claim
 from core.figures import Chart, Metric, chart_text, style
 from core.nn import probe, sample_readings, sampling
-from core.runs.saved import load_pretrained
 from core.settings import setting
 
 KEY = "sampling"
@@ -148,9 +148,17 @@ def hidden(lm, text: str, start: int = 0) -> Hidden | None:
     return Hidden(H, probe.order_by_first_flip(window, units), labels, start, switching)
 
 
+@functools.cache
+def pretrained():
+    """The shipped character RNN, loaded once per process for the notebooks and sweeps that compute without one
+    (its uid names it in caches such as core.labs.tokens')."""
+    from core.runs.saved import load_pretrained
+    return load_pretrained()
+
+
 def compute(s: Settings, lm=None) -> Result:
     """Everything the page shows for these settings (lm: the pretrained model unless another is given)."""
-    lm = load_pretrained() if lm is None else lm
+    lm = pretrained() if lm is None else lm
     out = draw(lm, s)
     return assemble(lm, s, out, next_token(lm, s), greedy(lm, s), hidden(lm, shown_text(out), s.hidden_from - 1))
 

@@ -16,6 +16,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from core.claims import Claim
+from core.labs import sampling
 from core.figures import Chart, Metric, number_ticks, style
 from core.nn import param_counts, probe
 from core.text import bpe_merges, corpus, ngrams, readings as tr, tokens
@@ -110,13 +111,6 @@ def vocab_of(text: str, kind: str, size: int):
     return tokens.build_vocab(text, kind, size)
 
 
-@functools.cache
-def pretrained():
-    """The shipped character RNN, loaded once per process (its uid names it in the cache below)."""
-    from core.runs.saved import load_pretrained
-    return load_pretrained()
-
-
 _MODEL_PPL: dict = {}     # (the model's uid, the text's digest) -> {"ppl": its score, alpha: the comparison}
 
 
@@ -142,7 +136,7 @@ def compute(s: Settings, raw: str | None = None, lm=None) -> Result:
     text = cleaned(raw, s.cleaning)
     vocab = vocab_of(text, s.tokenizer, s.bpe_size)
     ids, stats = counted(text, s.tokenizer, s.bpe_size)
-    lm = pretrained() if lm is None else lm
+    lm = sampling.pretrained() if lm is None else lm
     return Result(s, text, vocab, ids, stats, comparison_of(lm, raw, s.alpha), calculator(s.V, s.k, s.h, s.d))
 
 
