@@ -33,7 +33,6 @@ from core.labs import chapter, classroom, forecasting, gradient_flow, rnn_cell, 
 from core.settings import Setting, as_text, declared, setting
 
 
-
 @dataclass(frozen=True)
 class Exercises:
     assign: str = setting("", "Exercise", widget="select")         # choices: the exercise bank

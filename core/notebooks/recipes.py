@@ -1,6 +1,6 @@
-"""What each lab and act of RNN Lab computes, draws and says, as notebook cells: code that calls core with the
-settings cell's S, plotly figures like the page's, and the page's readings from the same core functions. The last
-code cell prints the page's numbers as JSON (the tests compare them with the page's)."""
+"""What each lab and act of RNN Lab computes, draws and says, as notebook cells: code that calls the lab's module in
+core.labs with the settings cell's S, so its figures and readings are the page's own. The last code cell prints the
+page's numbers as JSON (the tests compare them with the page's)."""
 from __future__ import annotations
 
 import inspect
@@ -9,13 +9,14 @@ from types import ModuleType
 from core.labs import PAGES, forecasting
 from core.notebooks.cells import CODE, MD, numbers_cell
 
+
 def module_cells(lab: ModuleType) -> list:
     """A lab built as one module (core/labs/<key>.py): its text, its computation, metrics, charts and readings run
     by the module's own functions (the page calls the same ones), the code it shows, and its numbers as JSON."""
     key = lab.KEY
     settings = "lab.settings_from(S)" if hasattr(lab, "settings_from") else "lab.Settings(**S)"
-    out = [(MD, lab.INTRO + (f"\n\n$${lab.FORMULA}$$" if getattr(lab, "FORMULA", "") else "")
-            + (f"\n\n*{lab.NOTATION}*" if getattr(lab, "NOTATION", "") else "")),
+    out = [(MD, lab.INTRO + (f"\n\n$${lab.FORMULA}$$" if lab.FORMULA else "")
+            + (f"\n\n*{lab.NOTATION}*" if lab.NOTATION else "")),
            (CODE, f"""from core.labs import {key} as lab
 
 r = lab.compute({settings})
@@ -29,6 +30,7 @@ for chart in lab.charts(r):
                     f"```python\n{code}```"))
     out.append((CODE, numbers_cell(["**lab.numbers(r)"])))
     return out
+
 
 ACTS = {
     1: [(CODE, '# Act 1 is the Forecasting lab at its defaults, with the act\'s own window τ\n'
