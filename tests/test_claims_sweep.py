@@ -72,13 +72,9 @@ def test_act_fives_claims_hold_at_the_settings_they_link_to():
     g = dataclasses.replace(GradientFlow(), **links["gradient_flow"])
     lab = PAGES["gradient_flow"].module
     assert lab.readings(lab.compute(g))[0].kind == "gradflow.exploding"
-    from core.assets import HELD_OUT_BPC
-    from core.nn import sampling
-    from core.runs.saved import load_pretrained
-    lm = load_pretrained()
-    out = sampling.sample(lm, controls_of("sampling")["prefix"].default, 300, links["sampling"]["temperature"])
-    odd = sampling.odd_choices(float(out.surprisal_bits.mean()), float(lm.meta[HELD_OUT_BPC]), len(lm.vocab))
-    assert odd.kind == "sample.like_text", odd.text      # "captures its statistics": as predictable as real text
+    lab = PAGES["sampling"].module          # the page's own sample: its default seed, length and prefix
+    kinds = {c.kind for c in lab.readings(lab.compute(dataclasses.replace(lab.Settings(), **links["sampling"])))}
+    assert "sample.like_text" in kinds, kinds      # "captures its statistics": as predictable as real text
 
 
 # --- Act 4: the stored run -----------------------------------------------------------------------------------
