@@ -153,7 +153,7 @@ def teacher_view(info: classroom.ClassInfo) -> None:
                        help="A row per learner, a column per exercise (1 right first time, 0 wrong, empty not "
                             "answered), the total and what it is out of.")
     st.subheader("Run the class")
-    with st.expander("Assign exercises, open or close joining, rename, remove, reset", icon=":material/tune:"):
+    with st.expander("Assign exercises, open or close joining, rename, remove, resume codes, reset", icon=":material/tune:"):
         class_tools.assignment(info, base)
         class_tools.manage(info, list(table["learner"]))
     with st.expander("Hand out a sweep: each learner trains with another value", icon=":material/linear_scale:"):

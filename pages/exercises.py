@@ -52,8 +52,9 @@ def score() -> None:
 
 def save_and_restore() -> None:
     st.subheader("Keep your progress")
-    st.caption("There are no accounts: your answers are kept on this server under the code in this page's address "
-               "(`me=`), so a reload or another lab keeps them; this browser remembers the code too. Download them "
+    st.caption("There are no accounts: your answers are kept on this server, and this browser finds them again, so a "
+               "reload or another lab keeps them. On another device, type the resume code the sidebar shows. "
+               "Addresses never carry your answers' key, so a link you share gives nobody your answers. Download them "
                "to keep a copy, and upload the JSON file later to carry on: every answer in it is graded again "
                "by its exercise's own run, and the first attempt at each exercise is the one the score counts.")
     d1, d2 = st.columns(2)

@@ -71,3 +71,22 @@ def shown(element) -> str:
     (ui.common.plain) taken out."""
     import re
     return re.sub(r"\\(.)", r"\1", element.value).replace("\u2060", "")
+
+
+def as_learner(name: str, token: str, timeout: float = 60, **query) -> AppTest:
+    """pages/<name>.py opened by a learner on another device (no cookie here): they type their resume code in the
+    sidebar's 'Go on from another device', as a learner does (no address carries their key)."""
+    from core import classroom
+    at = page(name, timeout=timeout, **query).run()
+    at.sidebar.text_input(key="learner.code").input(classroom.resume_code(token))
+    return go_on(at)
+
+
+def go_on(at: AppTest) -> AppTest:
+    """Press the sidebar form's 'Go on as that learner'."""
+    return next(b for b in at.sidebar.button if b.label == "Go on as that learner").click().run()
+
+
+def learner_token(at: AppTest) -> str | None:
+    """The learner this AppTest session answers as (what a browser's cookie keeps)."""
+    return at.session_state["_rnnlab_learner"] if "_rnnlab_learner" in at.session_state else None

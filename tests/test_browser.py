@@ -429,7 +429,7 @@ from test_deploy import remembered  # noqa: E402
 def test_a_class_teacher_and_three_learners(browser, app_url, corpus_file):
     """Issues 26 and 42: a teacher starts a class (the key leaves the address: it is kept in the browser); three
     learners join in their own browsers and the open teacher's view shows them and their answers without a
-    reload; Ben answers an exercise link; Ana opens it as copied from his address bar (it asks whose it is), answers
+    reload; Ben answers an exercise link; Ana opens it as copied from his address bar (it is hers: no address carries a key), answers
     wrong first and then right, and reloads; each follows a sweep link (without their code in
     it: the browser remembers them) that hands out the learning rates in turn, and trains; after a reload (the
     key from the cookie) the teacher's view shows first-attempt scores, the runs named by their learning rate and
@@ -458,8 +458,8 @@ def test_a_class_teacher_and_three_learners(browser, app_url, corpus_file):
     learners["Ben"].goto(app_url + link)
     for name, answers in (("Ben", ("exploding",)), ("Ana", ("stable", "exploding"))):
         page = learners[name]
-        if name == "Ana":       # she opens the link as copied from Ben's address bar, his code in it
-            copied_address_asks(page, learners["Ben"])
+        if name == "Ana":       # she opens the link as copied from Ben's address bar
+            copied_address_is_hers(page, learners["Ben"])
         for answer in answers:
             page.get_by_text(answer, exact=True).first.click()
             page.get_by_role("button", name="Check", exact=True).first.click()
@@ -472,6 +472,7 @@ def test_a_class_teacher_and_three_learners(browser, app_url, corpus_file):
     ana = learners["Ana"]
     ana.reload()
     expect(ana.get_by_text("You answered exploding.")).to_be_visible(timeout=30_000)
+    resume_code_moves(browser, app_url, ana)
     sweep = "/training?" + urlencode(query("training", {"preset": "tiny", "epochs": 1}, sweep="lr:0.01,0.001,0.003"))
     for name, lr in (("Ana", "0.01"), ("Ben", "0.001"), ("Cy", "0.003")):    # in turn, as they open the link
         page = learners[name]
@@ -500,15 +501,26 @@ def test_a_class_teacher_and_three_learners(browser, app_url, corpus_file):
         page.context.close()
 
 
-def copied_address_asks(ana: Page, ben: Page) -> None:
-    """Issue 42: Ana opens an address copied from Ben's address bar: the page asks whose it is and stays Ana's
-    until she chooses (it silently made her Ben, for good)."""
-    code = re.search(rf"[?&]{Url.LEARNER}=([^&]+)", ben.url).group(1)
-    mine = re.search(rf"[?&]{Url.LEARNER}=([^&]+)", ana.url).group(1)
+def copied_address_is_hers(ana: Page, ben: Page) -> None:
+    """Issue 63: Ben's address carries no learner key (it once did, and one click made anyone Ben), so Ana opening
+    it as copied from his address bar answers as Ana."""
+    assert f"{Url.LEARNER}=" not in ben.url and f"{Url.LEARNER}=" not in ana.url
     ana.goto(ben.url)
-    expect(ana.get_by_text("This link carries the learner code of Ben, but this browser answers as Ana")).to_be_visible(
-        timeout=30_000)
-    expect(ana).to_have_url(re.compile(rf"{Url.LEARNER}={re.escape(mine)}"))
-    assert code != mine
-    ana.get_by_role("button", name="Continue as Ana").click()
-    expect(ana.get_by_text("This link carries the learner code of")).to_have_count(0, timeout=30_000)
+    expect(ana.locator("[data-testid='stSidebar']")).to_contain_text("Answering as Ana", timeout=30_000)
+
+
+def resume_code_moves(browser, app_url: str, ana: Page) -> None:
+    """On another device Ana types the resume code her sidebar shows, and her answers are there."""
+    side = ana.locator("[data-testid='stSidebar']")
+    expect(side).to_contain_text("Your resume code:", timeout=30_000)
+    code = re.search(r"Your resume code: ([A-Z0-9]{4}-[A-Z0-9]{4})", side.text_content()).group(1)
+    phone = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+    phone.goto(app_url + "/exercises")
+    phone.get_by_text("Go on from another device").click()
+    phone.get_by_label("Your resume code").fill(code.lower().replace("-", " "))
+    phone.get_by_role("button", name="Go on as that learner").click()
+    expect(phone.locator("[data-testid='stSidebar']")).to_contain_text("Answering as Ana", timeout=30_000)
+    box = phone.locator("[data-testid='stMetric']", has_text="Answered")
+    expect(box.locator("[data-testid='stMetricValue']")).to_have_text(re.compile(r"^1 of "), timeout=30_000)
+    assert f"{Url.LEARNER}=" not in phone.url
+    phone.context.close()

@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from apptest_util import page
+from apptest_util import as_learner, page
 from core import classroom as C
 from core.classroom import summary
 from core.labs import Url
@@ -245,8 +245,7 @@ def test_a_learner_is_handed_their_sweep_value_on_the_training_page(root):
     tokens = [C.join(info.join_code, name) for name in ("Ana", "Ben")]
     values = []
     for token in tokens:
-        at = page("training", timeout=120, learner=token, sweep="lr:0.1,0.3,1").run()
-        at = at.button(key="learner.switch").click().run()
+        at = as_learner("training", token, timeout=120, sweep="lr:0.1,0.3,1")
         assert not at.exception
         values.append(at.query_params["lr"])
         assert "in turn" in _texts(at) and f"fixes: Learning rate {values[-1]}" in _texts(at), _texts(at)
@@ -257,8 +256,7 @@ def test_a_learners_own_score_is_out_of_what_the_class_was_assigned(root):
     from apptest_util import metric
     info, ana, _ = _class_with_answers()          # Ana: gf_thirty right, gf_regime wrong
     C.assign(info.id, ["gf_thirty"])
-    at = page("exercises", learner=ana).run()
-    at = at.button(key="learner.switch").click().run()
+    at = as_learner("exercises", ana)
     assert not at.exception
     assert metric(at, "Score") == "100%" and "assigned 1 exercise (" in _texts(at)
     table = at.dataframe[0].value

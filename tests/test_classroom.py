@@ -4,11 +4,12 @@ import json
 import re
 import sqlite3
 import threading
+from contextlib import closing
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from apptest_util import ROOT, page
+from apptest_util import ROOT, as_learner, go_on, learner_token, page
 from core import classroom as C
 from core.labs import Url, by_name
 
@@ -123,10 +124,8 @@ def test_every_attempt_is_kept_and_the_first_counts(root):
 
 
 def _learner_page(name, token, **query):
-    """A new session opening the learner's own address (as on another computer: no cookie here), who answers the
-    page's question 'Is that you?' with yes."""
-    at = page(name, learner=token, **query).run()
-    return at.button(key="learner.switch").click().run()
+    """A new session of the learner on another device (no cookie there): they type their resume code."""
+    return as_learner(name, token, **query)
 
 
 def test_a_learner_joins_answers_twice_reloads_and_the_teacher_sees_the_first_attempt(root):
@@ -135,8 +134,8 @@ def test_a_learner_joins_answers_twice_reloads_and_the_teacher_sees_the_first_at
     [t for t in at.text_input if t.label.startswith("Your name")][0].input("Ana")
     [b for b in at.button if b.label == "Join"][0].click().run()
     assert not at.exception
-    token = at.query_params[Url.LEARNER]
-    assert C.learner(token).name == "Ana"
+    token = learner_token(at)
+    assert C.learner(token).name == "Ana" and Url.LEARNER not in at.query_params
     lab = _learner_page("gradient_flow", token)
     lab.radio(key="ex.gf_regime.answer").set_value("stable").run()
     lab.button(key="ex.gf_regime.check").click().run()
@@ -156,41 +155,77 @@ def test_a_learner_joins_answers_twice_reloads_and_the_teacher_sees_the_first_at
     assert "The run's answer: exploding" in chart.proto.alt
 
 
-def test_an_address_with_another_learner_s_code_asks_and_never_switches_silently(root):
-    """Issue 42: Ben opens an address copied from Ada's address bar (her code in it). The page asks; until Ben
-    chooses, his answers stay his, and Ada's first attempt is untouched; 'Continue as Ben' keeps him, 'Switch to
-    Ada' is the only way to become her."""
+def test_no_address_carries_a_learner_s_key_and_one_from_before_is_dropped_unread(root):
+    """Issue 63: an address once carried the learner's key (me=), and one click on "Switch to Alice" made anyone
+    Alice. Now no address has it: a page never writes it, and an old address's code is dropped without being read
+    (Ben stays Ben, a browser without a learner stays nobody's, and Ada's answers are untouched)."""
     info = C.create_class("Tuesday")
     ada, ben = C.join(info.join_code, "Ada"), C.join(info.join_code, "Ben")
-    fresh = page("gradient_flow", learner=ada).run()    # the copied address in a browser without a learner
-    asked = [w.value for w in fresh.warning if "learner code of" in w.value]
-    assert asked and "of **Ada**. Is that you?" in asked[0], [w.value for w in fresh.warning]
+    C.record_attempt(ada, "gf_thirty", 0.0424, True, 0.0424)
+    fresh = page("gradient_flow", learner=ada).run()    # an old address copied from Ada's address bar
+    assert Url.LEARNER not in fresh.query_params and learner_token(fresh) is None
+    assert any("Addresses no longer carry one" in i.value for i in fresh.info), [i.value for i in fresh.info]
+    assert not [b for b in fresh.button if "Ada" in b.label] and "Ada" not in str([c.value for c in fresh.caption])
     fresh.radio(key="ex.gf_regime.answer").set_value("stable").run()
     fresh.button(key="ex.gf_regime.check").click().run()
-    assert "gf_regime" not in C.progress(ada)            # a new code got the answer, not Ada
-    assert fresh.query_params[Url.LEARNER] not in (ada, ben)
-    no = page("gradient_flow", learner=ada).run()
-    no.button(key="learner.keep").click().run()          # "No: start afresh": the address drops Ada's code
-    assert Url.LEARNER not in no.query_params and not [w for w in no.warning if "learner code of" in w.value]
+    mine = learner_token(fresh)
+    assert mine not in (ada, ben) and "gf_regime" not in C.progress(ada) and Url.LEARNER not in fresh.query_params
     lab = _learner_page("gradient_flow", ben)
-    lab.query_params[Url.LEARNER] = ada                 # the copied address, in Ben's session
+    assert learner_token(lab) == ben and Url.LEARNER not in lab.query_params
+    lab.query_params[Url.LEARNER] = ada                 # the old address, in Ben's session
     lab.run()
-    asked = [w.value for w in lab.warning if "learner code of" in w.value]
-    assert asked and "of **Ada**, but this browser answers as **Ben**" in asked[0], [w.value for w in lab.warning]
-    assert lab.query_params[Url.LEARNER] == ben
-    lab.radio(key="ex.gf_regime.answer").set_value("stable").run()
-    lab.button(key="ex.gf_regime.check").click().run()
-    assert "gf_regime" in C.progress(ben) and "gf_regime" not in C.progress(ada)
-    lab.button(key="learner.keep").click().run()
-    assert not [w for w in lab.warning if "learner code of" in w.value] and lab.query_params[Url.LEARNER] == ben
-    lab.query_params[Url.LEARNER] = ada
-    lab.run()
-    lab.button(key="learner.switch").click().run()
-    assert lab.query_params[Url.LEARNER] == ada and not [w for w in lab.warning if "learner code of" in w.value]
+    assert learner_token(lab) == ben and Url.LEARNER not in lab.query_params
     lab.radio(key="ex.gf_regime.answer").set_value("exploding").run()
     lab.button(key="ex.gf_regime.check").click().run()
-    assert C.progress(ada)["gf_regime"]["answer"] == "exploding" and C.progress(ben)["gf_regime"]["tries"] == 1
-    assert not lab.exception
+    assert "gf_regime" in C.progress(ben) and "gf_regime" not in C.progress(ada) and not lab.exception
+    assert C.progress(ada)["gf_thirty"]["tries"] == 1
+
+
+def test_a_resume_code_moves_a_learner_and_the_teacher_can_renew_it(root):
+    """Another device is reached by typing the resume code the sidebar shows; a wrong code is refused in words and
+    a session may get only so many wrong; the teacher reads a learner's code and renews it (the old one stops)."""
+    from core.classroom import resume
+    info = C.create_class("Tuesday")
+    ada = C.join(info.join_code, "Ada")
+    code = C.resume_code(ada)
+    assert C.learner(ada).resume == code and C.by_resume(code) == ada
+    assert C.by_resume(resume.shown(code).lower()) == ada and C.by_resume(" " + resume.shown(code)) == ada
+    assert C.class_resume_codes(info.id) == {"Ada": resume.shown(code)}
+    at = _learner_page("exercises", ada)
+    assert learner_token(at) == ada and any(resume.shown(code) in c.value for c in at.sidebar.caption)
+    renewed = C.new_resume_code(info.id, "Ada")
+    assert renewed != resume.shown(code) and C.by_resume(code) is None and C.by_resume(renewed) == ada
+    other = page("exercises").run()
+    other.sidebar.text_input(key="learner.code").input(code)          # the old code, after the teacher renewed it
+    other = go_on(other)
+    assert learner_token(other) is None and any("No learner has that resume code" in e.value for e in other.error)
+    for _ in range(12):
+        other.sidebar.text_input(key="learner.code").input("ZZZZ-ZZZZ")
+        other = go_on(other)
+    other.sidebar.text_input(key="learner.code").input(renewed)       # right, but after too many wrong ones
+    other = go_on(other)
+    assert learner_token(other) is None and any("Too many codes" in e.value for e in other.error)
+    with pytest.raises(ValueError, match="No one in this class"):
+        C.new_resume_code(info.id, "Nobody")
+    alone = C.learner_alone()
+    assert C.by_resume(C.resume_code(alone)) == alone and C.by_resume("not a code") is None
+
+
+def test_a_learner_from_before_resume_codes_gets_one(root):
+    """A database from before migration 4: its learners have no code until they open a page (then one is given);
+    the teacher's list says so meanwhile."""
+    from core.classroom import resume
+    info = C.create_class("Old")
+    ada = C.join(info.join_code, "Ada")
+    with closing(C.connect()) as conn, conn:
+        conn.execute("UPDATE learners SET resume = NULL")
+    assert C.class_resume_codes(info.id) == {"Ada": ""}
+    at = page("gradient_flow")
+    at.session_state["_rnnlab_learner"] = ada            # the browser's cookie found her (AppTest has no cookies)
+    at.run()
+    code = C.learner(ada).resume
+    assert code and any(resume.shown(code) in c.value for c in at.sidebar.caption) and C.resume_code(ada) == code
+    assert C.class_resume_codes(info.id) == {"Ada": resume.shown(code)} and not at.exception
 
 
 def test_a_forged_restore_is_regraded_and_cannot_raise_a_score(root):
@@ -267,7 +302,7 @@ def test_an_old_database_is_migrated_and_keeps_its_attempts(root):
     conn.commit()
     conn.close()
     assert C.attempts("tok_tok_tok_tok_tok_tok")[0]["settings"] == {}
-    assert sqlite3.connect(root / C.DB_NAME).execute("PRAGMA user_version").fetchone()[0] == len(C.MIGRATIONS) == 3
+    assert sqlite3.connect(root / C.DB_NAME).execute("PRAGMA user_version").fetchone()[0] == len(C.MIGRATIONS) == 4
 
 
 def test_the_teacher_sees_a_learner_who_checked_from_other_settings(root):

@@ -5,7 +5,7 @@ import pytest
 
 from core.labs import Url
 
-from apptest_util import ROOT, page, shown
+from apptest_util import ROOT, learner_token, page, shown
 from core.exercises import cli, types as core_ex
 from core.exercises.bank import BANK
 from conftest import corpus_path
@@ -115,7 +115,8 @@ def test_answer_then_check_in_a_lab():
     at.button(key="ex.gf_regime.check").click().run()
     assert not at.exception
     assert any("You answered exploding. Right." in s.value for s in at.success)
-    me = at.query_params[Url.LEARNER]      # the first Check gave this learner a code: their progress is on the server
+    me = learner_token(at)      # the first Check gave this learner a code: their progress is on the server
+    assert Url.LEARNER not in at.query_params
     kept = classroom.attempts(me)
     assert [(a["exercise"], a["answer"], a["correct"], a["hint_seen"]) for a in kept] == [
         ("gf_regime", "exploding", True, True)]

@@ -128,7 +128,8 @@ def assignment(info: classroom.ClassInfo, base: str) -> set[str]:
 
 
 def manage(info: classroom.ClassInfo, names: list[str]) -> None:
-    """Open or close joining, rename or remove a learner, reset the class (each one confirmed)."""
+    """Open or close joining, rename or remove a learner, read or renew their resume code, reset the class (each one
+    confirmed)."""
     opened = st.toggle("Open for joining", value=info.open, key=f"class.open.{info.open}",
                        help="Closed: the join link and code refuse new learners; those in the class carry on.")
     if opened != info.open:
@@ -144,6 +145,13 @@ def manage(info: classroom.ClassInfo, names: list[str]) -> None:
     sure = remove.checkbox(f"Yes, remove {plain(who, 40)} from the class", key="class.remove.sure")
     if remove.button("Remove", key="class.remove", icon=":material/person_remove:", disabled=not sure):
         _try(lambda: classroom.remove(info.id, who), "Removed: their answers stay theirs, out of this class.")
+    code = classroom.class_resume_codes(info.id).get(who)
+    st.caption(f"{plain(who, 40)}'s resume code: **{code}**. They type it to go on with their answers on another "
+               "device (no link carries it)." if code else f"{plain(who, 40)} gets a resume code when they next open "
+               "a page.")
+    if st.button("Give them a new resume code", key="class.resume", icon=":material/key:",
+                 help="For a learner who lost theirs or shared it: the old code stops working at once."):
+        _try(lambda: classroom.new_resume_code(info.id, who), "A new resume code: the old one no longer works.")
     sure = st.checkbox(f"Yes, remove all {len(names)} learners (the class and its code stay)", key="class.reset.sure")
     if st.button("Reset the class", key="class.reset", icon=":material/restart_alt:", disabled=not sure):
         _try(lambda: classroom.reset(info.id), "The class is empty again.")

@@ -1,6 +1,8 @@
-"""Who is answering: a learner's token (core.classroom), kept in the address (?me=, as ?run= keeps a run) and in
-a cookie of this site, so a reload, another lab, or the next assignment link opened in the same browser all find
-the learner's progress again. There are no accounts: the token is the key, and "Not you?" forgets it here.
+"""Who is answering: a learner's token (core.classroom), kept in this session and in a cookie of this site, so a
+reload, another lab or the next assignment link opened in the same browser find the learner's progress again.
+There are no accounts: the token is the key, so it never travels in an address or a link (whoever was sent one
+could answer as its owner). Another device is reached by typing the learner's resume code; "Not you?" forgets the
+learner here.
 """
 from __future__ import annotations
 
@@ -10,14 +12,16 @@ from core import classroom
 from core.labs import Url
 from ui.common import plain
 
-ME = Url.LEARNER
+OLD_ADDRESS = Url.LEARNER          # an address from before: its learner code is dropped, never read
 COOKIE = "rnnlab_me"
+WRONG_CODES = 10                   # resume codes a session may get wrong before it must ask the teacher
 _SESSION = "_rnnlab_learner"
 _WHO = "_rnnlab_learner_record"     # the learner's record, read once per session (not on every rerun)
 _COOKIE_SET = "_rnnlab_cookie_set"
 _FORGOTTEN = "_rnnlab_forgotten"    # this session forgot its learner: the cookie it arrived with counts no more
 _CLEAR_COOKIE = "_rnnlab_clear_cookie"   # the cookie is cleared on the next run (a rerun drops this run's frame)
-_OTHER = "_rnnlab_other_learner"    # another learner's code from the address: asked about, never taken silently
+_DROPPED = "_rnnlab_dropped_code"   # this session arrived at an address carrying a learner code, now dropped
+_WRONG = "_rnnlab_wrong_codes"
 
 
 def _lookup(token: str) -> classroom.Learner | None:
@@ -36,71 +40,30 @@ def _cookie_learner() -> str | None:
     return cookie if cookie and _lookup(cookie) is not None else None
 
 
-def keep_in_url() -> None:
-    """Every page calls this first (url_state.page): the address carries this browser's learner token (from this
-    session, else the cookie). A learner code in the address that is not this browser's (copied from someone's
-    address bar, or the learner's own on a new computer) is asked about, never taken silently."""
+def arrive() -> None:
+    """Every page calls this first (url_state.page): the learner is this session's, else the one this browser's
+    cookie names. A learner code in the address (an address copied before codes left addresses) is dropped
+    unread, and the page says how to go on with one's own answers here."""
     if st.session_state.pop(_CLEAR_COOKIE, False):
         remember(None)
     known = st.session_state.get(_SESSION)
     if known is None and (cookie := _cookie_learner()) is not None:
         st.session_state[_SESSION] = st.session_state[_COOKIE_SET] = known = cookie
-    token = st.query_params.get(ME)
-    if token and token != known:
-        if _lookup(token) is None:
-            st.warning("This address carries a learner code this server does not know (it may be from another "
-                       "server, or mistyped): your answers here start afresh.", icon=":material/warning:")
-            del st.query_params[ME]
-        else:
-            st.session_state[_OTHER] = token
-    if known and st.query_params.get(ME) != known:
-        st.query_params[ME] = known
+    if OLD_ADDRESS in st.query_params:
+        del st.query_params[OLD_ADDRESS]
+        st.session_state[_DROPPED] = True
     if known and st.session_state.get(_COOKIE_SET) != known:
         remember(known)
-    _ask_whose()
-
-
-def _called(who: classroom.Learner) -> str:
-    return plain(who.name, 40) if who.name else "a learner without a class"
-
-
-def _ask_whose() -> None:
-    """The address carried a learner code that is not this browser's: say whose, and let the learner choose. Until
-    then the answers count for this browser's learner, as before the link (a browser without one makes a new
-    code at its first answer): a wrong answer never becomes someone else's first attempt."""
-    other = st.session_state.get(_OTHER)
-    them, me = (_lookup(other) if other else None), current()
-    if them is None or (me is not None and them.token == me.token):
-        st.session_state.pop(_OTHER, None)
-        return
-    with st.container(border=True, key="learner-whose"):
-        if me is None:
-            st.warning(f"This link carries the learner code of **{_called(them)}**. Is that you? Until you say, "
-                       "your answers here count for nobody else.", icon=":material/person_alert:")
-        else:
-            st.warning(f"This link carries the learner code of **{_called(them)}**, but this browser answers as "
-                       f"**{_called(me)}**. Your answers count for {_called(me)} until you choose.",
-                       icon=":material/person_alert:")
-        keep, switch = st.columns(2)
-        keep.button(f"Continue as {_called(me)}" if me else "No: start afresh", key="learner.keep",
-                    on_click=_choose, args=(me.token if me else None,))
-        switch.button(f"Switch to {_called(them)}" if me else f"Yes, I am {_called(them)}", key="learner.switch",
-                      on_click=_choose, args=(them.token,))
-
-
-def _choose(token: str | None) -> None:
-    """The learner's answer to _ask_whose: this token (None: nobody yet, and the address loses the other code)."""
-    st.session_state.pop(_OTHER, None)
-    if token is None:
-        if ME in st.query_params:
-            del st.query_params[ME]
-    elif token != st.session_state.get(_SESSION):
-        become(token)
+    if st.session_state.get(_DROPPED):
+        st.info("This address carried a learner code. Addresses no longer carry one: whoever is sent an address "
+                "could answer as its owner. It was ignored. " + (
+                    "Your answers here count for you, as before." if known else
+                    "To go on with your own answers on this device, type your resume code in the sidebar "
+                    "(‘Go on from another device’)."), icon=":material/shield_person:")
 
 
 def remember(token: str | None) -> None:
-    """Set (or, with None, clear) this site's cookie with the learner's token, from a tiny script in an invisible
-    frame (Streamlit can read cookies but not write them)."""
+    """Set (or, with None, clear) this site's cookie with the learner's token."""
     if token is not None and not classroom.is_token(token):
         return
     write_cookie(COOKIE, token)
@@ -109,7 +72,7 @@ def remember(token: str | None) -> None:
 
 def write_cookie(name: str, token: str | None) -> None:
     """Set (None: clear) a cookie of this site to a token (letters, digits, - and _ only: checked by the caller),
-    from a tiny script in an invisible frame."""
+    from a tiny script in an invisible frame (Streamlit can read cookies but not write them)."""
     value, age = (token, 365 * 24 * 3600) if token else ("", 0)
     st.iframe(f"<script>document.cookie = '{name}={value}; path=/; max-age={age}; SameSite=Strict';</script>",
               height=1)
@@ -141,31 +104,72 @@ def ensure() -> str | None:
 
 def become(token: str) -> None:
     st.session_state.pop(_WHO, None)     # read again: joining a class changes the record
+    st.session_state.pop(_DROPPED, None)
     st.session_state[_SESSION] = token
-    st.query_params[ME] = token
 
 
 def forget() -> None:
     """'Not you?': this browser forgets the learner (their answers stay on the server under their code): the
-    session, the address and, on the run that follows, the cookie (the next person at this computer is greeted
-    by nobody, in this tab or a new one)."""
+    session and, on the run that follows, the cookie (the next person at this computer is greeted by nobody, in
+    this tab or a new one)."""
     st.session_state.pop(_SESSION, None)
     st.session_state.pop(_WHO, None)
     st.session_state[_FORGOTTEN] = st.session_state[_CLEAR_COOKIE] = True
-    if ME in st.query_params:
-        del st.query_params[ME]
+
+
+def _resume_code(who: classroom.Learner) -> str | None:
+    """The learner's resume code as shown (given now to a learner from before codes), None when the records
+    cannot be written."""
+    if not who.resume:
+        try:
+            classroom.resume_code(who.token)
+        except ValueError:
+            return None
+        st.session_state.pop(_WHO, None)
+        who = current() or who
+    return classroom.resume.shown(who.resume) if who.resume else None
+
+
+def _go_on(code: str) -> None:
+    """The resume form's Go on: become the learner whose code this is (typed by the learner: never a link)."""
+    wrong = st.session_state.get(_WRONG, 0)
+    if wrong >= WRONG_CODES:
+        st.error("Too many codes that fit no one: ask your teacher for yours.", icon=":material/error:")
+        return
+    try:
+        token = classroom.by_resume(code)
+    except ValueError as exc:
+        st.error(plain(exc, 300), icon=":material/error:")
+        return
+    if token is None:
+        st.session_state[_WRONG] = wrong + 1
+        st.error("No learner has that resume code: check it (8 letters and digits, as your sidebar showed it "
+                 "on the other device), or ask your teacher.", icon=":material/error:")
+        return
+    st.session_state.pop(_FORGOTTEN, None)
+    become(token)
+    remember(token)
+    st.rerun()
 
 
 def badge() -> None:
-    """In the sidebar: who is answering, and a way out on a shared computer."""
+    """In the sidebar: who is answering with their resume code, a way in from another device, and a way out on a
+    shared computer."""
     who = current()
-    if who is None:
-        return
     with st.sidebar:
-        if who.class_id is not None:
-            st.caption(f"Answering as **{plain(who.name, 60)}** in class {plain(who.class_name, 60)}.")
-        else:
-            st.caption("Your answers are kept under the code in this page's address (`me=`).")
-        if st.button("Not you? Forget me here", key="learner.forget", icon=":material/logout:"):
+        if who is not None:
+            if who.class_id is not None:
+                st.caption(f"Answering as **{plain(who.name, 60)}** in class {plain(who.class_name, 60)}.")
+            else:
+                st.caption("Your answers are kept on this server, found again by this browser.")
+            if code := _resume_code(who):
+                st.caption(f"Your resume code: **{code}**. Type it on another device to go on with your answers "
+                           "there; keep it to yourself.")
+        with st.expander("Go on from another device", icon=":material/devices:"):
+            with st.form("learner.resume", border=False):
+                code = st.text_input("Your resume code", max_chars=12, placeholder="ABCD-EFGH", key="learner.code")
+                if st.form_submit_button("Go on as that learner", icon=":material/login:"):
+                    _go_on(code)
+        if who is not None and st.button("Not you? Forget me here", key="learner.forget", icon=":material/logout:"):
             forget()
             st.rerun()

@@ -25,11 +25,11 @@ _WRITTEN_KEY = "_rnnlab_written"   # widget key -> the URL text this page wrote 
 
 def page(namespace: str) -> None:
     """Call once at the top of a page: widget keys become 'namespace.name', so pages never share state; the
-    learner's code stays in the address (ui.learner)."""
+    learner is found again from this browser (ui.learner), never from the address."""
     from ui import learner
     ensure_navigation()
     st.session_state["_rnnlab_ns"] = namespace
-    learner.keep_in_url()
+    learner.arrive()
     learner.badge()
 
 
@@ -93,11 +93,9 @@ def move_to(s: Setting, value: Any) -> None:
 
 def open_here(query: dict[str, str], controls) -> None:
     """Open the page the learner is on at another address, in the same session: Streamlit's link to the page one
-    is already on changes nothing, so the address becomes query (the learner's code kept), these controls forget
-    their values so that they take the address's, and the page runs again."""
-    from ui.learner import ME
-    keep = {ME: st.query_params[ME]} if ME in st.query_params else {}
-    st.query_params.from_dict({**keep, **query})
+    is already on changes nothing, so the address becomes query, these controls forget their values so that they
+    take the address's, and the page runs again."""
+    st.query_params.from_dict(query)
     for s in controls:
         key = _ns(s.key)
         st.session_state.pop(key, None)

@@ -46,6 +46,11 @@ MIGRATIONS = (
     CREATE TABLE handed (learner TEXT NOT NULL REFERENCES learners(token), sweep TEXT NOT NULL, value TEXT NOT NULL,
                          at REAL NOT NULL, PRIMARY KEY (learner, sweep));
     """,
+    # 4: a learner's resume code, typed on another device to go on there (an address never carries their token)
+    """
+    ALTER TABLE learners ADD COLUMN resume TEXT;
+    CREATE UNIQUE INDEX learner_resume ON learners(resume) WHERE resume IS NOT NULL;
+    """,
 )
 
 

@@ -17,8 +17,8 @@ from core.classroom.db import connect, write
 
 NAME_MAX = 40
 _TOKEN = re.compile(r"[A-Za-z0-9_-]{20,64}")
-_CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"      # no 0/O, 1/I/L: read aloud or copied from a board
-_CODE = re.compile(rf"[{_CODE_ALPHABET}]{{8}}")
+CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"      # no 0/O, 1/I/L: read aloud or copied from a board
+_CODE = re.compile(rf"[{CODE_ALPHABET}]{{8}}")
 
 
 @dataclass(frozen=True)
@@ -36,6 +36,7 @@ class Learner:
     name: str            # "" for a learner alone
     class_id: int | None
     class_name: str
+    resume: str = ""     # their resume code ("" until they are given one: core.classroom.resume)
 
 
 def check_name(name: object, what: str = "name") -> str:   # core.checks.check_display_name, at most NAME_MAX
@@ -54,9 +55,19 @@ def normal_code(code: object) -> str | None:
     return code if _CODE.fullmatch(code) else None
 
 
+def draw_code() -> str:
+    """Eight letters and digits that read aloud without doubt (a join code, a resume code)."""
+    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(8))
+
+
+def taken_code(exc: Exception) -> bool:
+    """The database refused a drawn code because another row has it (draw again)."""
+    return isinstance(exc, sqlite3.IntegrityError) and ("join_code" in str(exc) or "resume" in str(exc))
+
+
 def create_class(name: str, root: Path | None = None) -> ClassInfo:
     name = check_name(name, "class name")
-    code = "".join(secrets.choice(_CODE_ALPHABET) for _ in range(8))
+    code = draw_code()
     teacher = secrets.token_urlsafe(24)
     cur = write(root, lambda conn: conn.execute(
         "INSERT INTO classes (name, join_code, teacher_token, created) VALUES (?, ?, ?, ?)",
@@ -109,30 +120,41 @@ def join(code: str, name: str, root: Path | None = None, token: str | None = Non
         if alone is not None:
             conn.execute("UPDATE learners SET class_id = ?, name = ? WHERE token = ?", (found.id, name, new))
         else:
-            conn.execute("INSERT INTO learners (token, class_id, name, created) VALUES (?, ?, ?, ?)",
-                         (new, found.id, name, time.time()))
-    try:
-        write(root, work)
-    except sqlite3.IntegrityError:
-        raise ValueError(f"Someone in {found.name} already uses the name {name!r}: add an initial.") from None
-    return new
+            conn.execute("INSERT INTO learners (token, class_id, name, created, resume) VALUES (?, ?, ?, ?, ?)",
+                         (new, found.id, name, time.time(), draw_code()))
+    for _ in range(4):
+        try:
+            write(root, work)
+            return new
+        except sqlite3.IntegrityError as exc:
+            if not taken_code(exc):
+                raise ValueError(f"Someone in {found.name} already uses the name {name!r}: add an initial.") from None
+    raise ValueError("No free resume code could be drawn just now: press Join again.")
 
 
 def learner_alone(root: Path | None = None) -> str:
     """A token for a learner without a class (their progress then survives a reload too)."""
     token = secrets.token_urlsafe(18)
-    write(root, lambda conn: conn.execute(
-        "INSERT INTO learners (token, class_id, name, created) VALUES (?, NULL, '', ?)", (token, time.time())))
-    return token
+    for _ in range(4):
+        try:
+            write(root, lambda conn: conn.execute("INSERT INTO learners (token, class_id, name, created, resume) "
+                                                  "VALUES (?, NULL, '', ?, ?)", (token, time.time(), draw_code())))
+            return token
+        except sqlite3.IntegrityError as exc:
+            if not taken_code(exc):
+                raise
+    raise ValueError("No free resume code could be drawn just now: try again.")
 
 
 def learner(token: str, root: Path | None = None) -> Learner | None:
     if not is_token(token):
         return None
     with closing(connect(root)) as conn:
-        row = conn.execute("SELECT l.token, l.name, l.class_id, COALESCE(c.name, '') AS class_name FROM learners l "
+        row = conn.execute("SELECT l.token, l.name, l.class_id, COALESCE(c.name, '') AS class_name, "
+                           "COALESCE(l.resume, '') AS resume FROM learners l "
                            "LEFT JOIN classes c ON c.id = l.class_id WHERE l.token = ?", (token,)).fetchone()
-    return None if row is None else Learner(row["token"], row["name"], row["class_id"], row["class_name"])
+    return None if row is None else Learner(row["token"], row["name"], row["class_id"], row["class_name"],
+                                            row["resume"])
 
 
 def _value(x) -> str:

@@ -44,7 +44,7 @@ class Url(StrEnum):
     EXERCISE = "ex"            # the exercise an assignment link puts on top of a lab
     HIDE = "hide"              # the controls (their URL keys, comma-separated) a teacher's link fixes
     RUN = "run"                # a training run's address: a reload or a new tab finds it again
-    LEARNER = "me"             # a learner's code: their answers are kept under it
+    LEARNER = "me"             # an old address's learner code: dropped on arrival, never read (ui.learner)
     TEACHER = "teacher"        # a class's teacher key (the teacher's view)
     JOIN = "join"              # a class's join code (the teacher's own address too, once their key is kept)
     PRESENT = "present"        # the class's projector view (1): one exercise's answers, large, no names
