@@ -1,4 +1,4 @@
-"""One entry point for the command-line tools: python -m core {verify,train,pretrain,passage,exercises,notebook} [options]."""
+"""One entry point for the command-line tools: python -m core {verify,train,pretrain,passage,exercises,notebook,classroom} [options]."""
 import os
 import sys
 
@@ -11,6 +11,7 @@ commands:
   passage    rebuild the chapter's stored passage run in assets/ (seconds)
   exercises  check every exercise's grader on a right and a wrong answer
   notebook   a lab, or an act of the chapter, as a Jupyter notebook at chosen settings (see --help)
+  classroom  check the class records file, or set a damaged one aside (check | set-aside)
 """
 
 
@@ -31,6 +32,8 @@ def main(argv: list[str]) -> int:
         from core.exercises.cli import main as run
     elif command == "notebook":
         from core.notebooks.cli import main as run
+    elif command == "classroom":
+        from core.classroom.faults import main as run
     else:
         print(f"unknown command {command!r}\n\n{USAGE}", file=sys.stderr)
         return 2

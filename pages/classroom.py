@@ -226,6 +226,11 @@ def main() -> None:
             st.error("That teacher link does not open a class on this server.", icon=":material/error:")
             return
         welcome()
+    except classroom.StorageFault as exc:
+        if exc.what == classroom.faults.DAMAGED:
+            class_tools.damaged_records(exc)
+        else:
+            st.error(plain(exc, 400), icon=":material/error:")
     except ValueError as exc:   # the records cannot be read (a bad runs folder): said in words, no crash box
         st.error(plain(exc, 300), icon=":material/error:")
 

@@ -51,6 +51,25 @@ def teacher_class() -> classroom.ClassInfo | None:
     return info
 
 
+def damaged_records(fault: classroom.StorageFault) -> None:
+    """The Class page while the records file is damaged: said by name. A teacher of a class in it (their key in
+    this browser, found in the file read without writing) may set it aside here; everyone else is told who can."""
+    st.error(plain(fault, 800), icon=":material/error:")
+    keys = [st.query_params.get(Url.TEACHER), *st.session_state.get(KEYS, {}).values(),
+            *(v for k, v in (st.context.cookies or {}).items() if k.startswith(COOKIE_PREFIX))]
+    if not any(classroom.is_token(k) and classroom.faults.teaches_in(fault.path, k) for k in keys):
+        st.caption("Only a teacher of a class in that file (from the browser that keeps their key) can set it aside "
+                   "here, or whoever runs the server, from the command line.")
+        return
+    sure = st.checkbox("Yes: set the damaged file aside (kept, renamed beside it) and start fresh class records. "
+                       "Classes start again: learners join anew.", key="class.aside.sure")
+    if st.button("Set the damaged file aside", key="class.aside", icon=":material/inventory_2:", disabled=not sure):
+        kept = classroom.faults.set_aside(fault.path)
+        st.success(f"Set aside as {plain(kept.name if kept else '', 120)}. Fresh class records start now: start "
+                   "your class again below.", icon=":material/check_circle:")
+        st.query_params.clear()
+
+
 def forget_key(info: classroom.ClassInfo) -> None:
     st.session_state.get(KEYS, {}).pop(info.join_code, None)
     write_cookie(COOKIE_PREFIX + info.join_code, None)

@@ -37,7 +37,9 @@ _READ = "_rnnlab_progress_read"   # (learner token, their progress) as last read
 def progress(fresh: bool = False) -> dict:
     """exercise key -> the first attempt {"answer", "correct", "at", "tries", "latest", "latest_correct"}: from the
     server's records for a known learner (read once, and again after each attempt this session keeps, or when
-    fresh), else from this tab (when the records cannot be written)."""
+    fresh) with the attempts they could not take yet on top, else from this tab (when the records cannot be
+    read)."""
+    flush()
     who = learner.current()
     if who is not None:
         read = st.session_state.get(_READ)
@@ -47,8 +49,49 @@ def progress(fresh: bool = False) -> dict:
             except ValueError:
                 read = None
         if read is not None:
-            return read[1]
+            waiting = [a for a in st.session_state.get(PENDING, []) if a["token"] == who.token]
+            if not waiting:
+                return read[1]
+            shown = {k: dict(v) for k, v in read[1].items()}
+            for a in waiting:
+                classroom.fold(shown, _attempt(a))
+            return shown
     return st.session_state.setdefault(PROGRESS, {})
+
+
+PENDING = "_rnnlab_pending_attempts"   # attempts the records could not take (a full disk, ...): kept in the tab
+FAULT = "_rnnlab_storage_fault"        # why, in words, while any wait
+_FLUSHED = "_rnnlab_pending_tried"     # when they were last tried again
+RETRY_S = 5.0
+
+
+def flush() -> None:
+    """Try the waiting attempts again, oldest first (at most every RETRY_S), each with the time it was made."""
+    waiting = st.session_state.get(PENDING)
+    if not waiting or time.monotonic() - st.session_state.get(_FLUSHED, -RETRY_S) < RETRY_S:
+        return
+    st.session_state[_FLUSHED] = time.monotonic()
+    while waiting:
+        a = waiting[0]
+        try:
+            classroom.record_attempt(a["token"], a["exercise"], a["answer"], a["correct"], a["computed"],
+                                     a["source"], at=a["at"], settings=a["settings"])
+        except ValueError as exc:
+            st.session_state[FAULT] = str(exc)
+            return
+        waiting.pop(0)
+        st.session_state.pop(_READ, None)
+    st.session_state.pop(FAULT, None)
+    st.toast("Your answers kept in this tab are now saved.", icon=":material/cloud_done:")
+
+
+def waiting(ex_key: str) -> str | None:
+    """Why this exercise's latest attempt is not saved on the server yet (None when it is)."""
+    if any(a["exercise"] == ex_key for a in st.session_state.get(PENDING, [])):
+        return st.session_state.get(FAULT, "")
+    if learner.current() is None and ex_key in st.session_state.get(PROGRESS, {}):
+        return "the class records cannot be written just now, so this tab has no learner code yet."
+    return None
 
 
 def class_assignment() -> set[str]:
@@ -68,19 +111,30 @@ def page_settings(ex: core_ex.Exercise) -> dict:
 
 
 def keep(ex: core_ex.Exercise, answer, correct: bool, computed, source: str = "check") -> None:
-    """One attempt, on the server under the learner's token (made now for a learner alone), else in the tab."""
+    """One attempt, on the server under the learner's token (made now for a learner alone), else in the tab; an
+    attempt the records cannot take just now (a full disk, a read-only or damaged file) waits in the tab, is shown
+    as the learner's, and is saved when they can take it (flush), in the order it was made."""
     token = learner.ensure()
+    a = {"token": token, "exercise": ex.key, "answer": answer, "correct": correct, "computed": computed,
+         "source": source, "at": time.time(), "settings": page_settings(ex) if source == "check" else None}
     if token is not None:
-        try:
-            classroom.record_attempt(token, ex.key, answer, correct, computed, source,
-                                     settings=page_settings(ex) if source == "check" else None)
-            st.session_state.pop(_READ, None)
-            return
-        except ValueError:
-            pass
-    classroom.fold(st.session_state.setdefault(PROGRESS, {}), {"exercise": ex.key, "answer": answer, "correct": correct,
-                                                             "computed": computed, "at": round(time.time()),
-                                                             "source": source})
+        st.session_state[_FLUSHED] = -RETRY_S
+        flush()
+        if not st.session_state.get(PENDING):
+            try:
+                classroom.record_attempt(token, ex.key, answer, correct, computed, source, at=a["at"],
+                                         settings=a["settings"])
+                st.session_state.pop(_READ, None)
+                return
+            except ValueError as exc:    # a StorageFault, or records busy for longer than a write waits
+                st.session_state[FAULT] = str(exc)
+        st.session_state.setdefault(PENDING, []).append(a)
+    classroom.fold(st.session_state.setdefault(PROGRESS, {}), _attempt(a))
+
+
+def _attempt(a: dict) -> dict:
+    """An attempt as progress folds it (no token: progress downloads)."""
+    return {k: v for k, v in a.items() if k not in ("token", "settings")}
 
 
 def hint(ex: core_ex.Exercise) -> None:
@@ -256,6 +310,10 @@ def card(ex: core_ex.Exercise) -> None:
         (st.success if good.correct else st.error)(
             f"You answered {plain(latest)}. {good.message}",
             icon=":material/check_circle:" if good.correct else ":material/cancel:")
+        if (why := waiting(ex.key)) is not None:
+            st.warning(f"Not saved on the server yet: {plain(why, 500)} Your answer is kept in this tab and is saved "
+                       "as soon as the records can take it: keep this tab open (the Exercises page also downloads "
+                       "your progress).", icon=":material/cloud_off:")
         if done.get("tries", 1) > 1:
             st.caption(f"Your first answer, the one your score counts: {plain(done['answer'])} "
                        f"({'right' if done['correct'] else 'not right'}); {done['tries']} tries in all.")

@@ -9,6 +9,8 @@ import time
 from contextlib import closing
 from pathlib import Path
 
+from core.classroom.faults import DAMAGED, READ_ONLY, StorageFault, check_once, fault
+
 DB_NAME = "classroom.sqlite3"
 MIGRATIONS = (
     # 1: classes, learners, attempts (every one kept, with whether the hint or the solution had been seen),
@@ -75,15 +77,17 @@ def _pause(attempt: int) -> None:
 def write(root: Path | None, work):
     """work(conn) in one transaction, tried again while the database is busy beyond a try's timeout (it failed
     1 and 65 of 4,800 writes under overload, and the attempt was lost). ValueError in a learner's words when it
-    stays busy."""
+    stays busy; StorageFault (a ValueError) when the disk is full, the records are read-only or damaged."""
     for attempt in range(WRITE_TRIES):
         try:
             with closing(connect(root)) as conn, conn:
                 conn.execute("BEGIN IMMEDIATE")   # the write lock first: what work reads stays true until it writes
                 return work(conn)
-        except sqlite3.OperationalError as exc:
-            if not _busy(exc):
+        except (sqlite3.OperationalError, sqlite3.DatabaseError, OSError) as exc:
+            if isinstance(exc, sqlite3.IntegrityError):
                 raise
+            if not _busy(exc):
+                raise (fault(exc, database(root)) or exc) from None
         if attempt + 1 < WRITE_TRIES:
             _pause(attempt)
     raise ValueError("The class records are too busy to keep this just now (many answers at once): press the button "
@@ -94,15 +98,24 @@ def connect(root: Path | None = None) -> sqlite3.Connection:
     """A connection to the classroom database, created and migrated to the newest schema when needed."""
     path = database(root)
     for attempt in range(WRITE_TRIES):
+        conn = None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S)
+            conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, factory=Records)
+            conn.path = path
             conn.execute("PRAGMA journal_mode=WAL")   # on a new file, answers "locked" at once while another
-            break                                     # connection creates it: tried again, as a write is
-        except (OSError, sqlite3.Error) as exc:
+            check_once(conn, path)                    # connection creates it: tried again, as a write is
+            break
+        except (OSError, sqlite3.Error, StorageFault) as exc:
+            if conn is not None:
+                conn.close()
+            found = exc if isinstance(exc, StorageFault) else fault(exc, path)
+            if found is not None:
+                raise found from None
             if not _busy(exc):
-                raise ValueError("The class records cannot be opened: the server's runs folder is not a folder it "
-                                 "can write to. Whoever runs this server sets it with RNNLAB_RUNS_DIR.") from None
+                raise StorageFault("The class records cannot be opened: the server's runs folder is not a folder "
+                                   "it can write to. Whoever runs this server sets it with RNNLAB_RUNS_DIR.",
+                                   READ_ONLY, path) from None
             if attempt + 1 == WRITE_TRIES:
                 raise   # still busy: write() tries again, or says so in words
             _pause(attempt)
@@ -110,6 +123,21 @@ def connect(root: Path | None = None) -> sqlite3.Connection:
     conn.row_factory = sqlite3.Row
     migrate(conn)
     return conn
+
+
+class Records(sqlite3.Connection):
+    """A connection to the class records whose queries report a damaged file as the StorageFault it is."""
+
+    path: Path
+
+    def execute(self, *args):
+        try:
+            return super().execute(*args)
+        except sqlite3.DatabaseError as exc:
+            found = None if isinstance(exc, sqlite3.IntegrityError) else fault(exc, self.path)
+            if found is not None and found.what == DAMAGED:
+                raise found from None
+            raise
 
 
 def migrate(conn: sqlite3.Connection) -> int:
