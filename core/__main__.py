@@ -33,7 +33,7 @@ def main(argv: list[str]) -> int:
     elif command == "notebook":
         from core.notebooks.cli import main as run
     elif command == "classroom":
-        from core.classroom.faults import main as run
+        from core.classroom.cli import main as run
     else:
         print(f"unknown command {command!r}\n\n{USAGE}", file=sys.stderr)
         return 2

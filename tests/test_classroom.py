@@ -101,11 +101,34 @@ def test_a_look_alike_of_a_name_in_the_class_is_refused(root):
     for fine in ("WS Two", "Ana María", "Ana Maria", "👩\u200d🔬 Ana", "👩\u200d🔬 Ben", "🏴\U000e0067\U000e0062\U000e007f Cy"):
         C.join(info.join_code, fine)
     assert len(C.roster(info.id)) == 8
-    for bad, why in (("\u202eenO SW", "control"), ("\u200d", "can be seen"), ("Ana\u200bBen", "control")):
+    for bad, why in (("\u202eenO SW", "U\\+202E"), ("\u200d", "U\\+200D"), ("Ana\u200bBen", "U\\+200B")):
         with pytest.raises(ValueError, match=why):
             C.join(info.join_code, bad)
     other = C.create_class("Wednesday")
     C.join(other.join_code, "ws one")          # another class may have its own WS One
+
+
+def test_names_that_hide_a_character_or_show_nothing_or_read_as_a_classmate_s_are_refused(root):
+    """Issue 63: 'Ada' plus an invisible Hangul filler or a braille blank, a Lisu or Cherokee 'A', and names of
+    invisible letters alone all passed. Now: nothing invisible outside an emoji sequence or a script's joiner,
+    something visible, and look-alikes by the TS 39 skeleton of the confusables data."""
+    info = C.create_class("Tuesday")
+    C.join(info.join_code, "Ada")
+    for hidden in ("Ada\u3164", "Ada\u2800", "Ada\u115f", "Ada\uffa0", "A\u00adda", "Ada\u180e", "\u3164",
+                   "\u2800\u2800", "Ada\u200c", "Ada\U000e0041"):
+        with pytest.raises(ValueError, match=r"cannot be seen or that control the text \(here U\+"):
+            C.join(info.join_code, hidden)
+    for twin in ("\ua4eeda", "\u13aada", "ADA", "\u0410da", "\uff21da"):     # Lisu, Cherokee, capitals, Cyrillic, wide
+        with pytest.raises(ValueError, match="reads the same as"):
+            C.join(info.join_code, twin)
+    for nothing in ("...", "- -", "\u0301"):
+        with pytest.raises(ValueError, match="can be seen: at least one letter"):
+            C.join(info.join_code, nothing)
+    for fine in ("Ana", "Adam", "\u0646\u0631\u06af\u0633\u200c\u062e\u0627\u0646\u0645", "\u2764\ufe0f Bo",
+                 "\u674e\u534e"):
+        C.join(info.join_code, fine)
+    with pytest.raises(ValueError, match="reads the same as"):
+        C.rename(info.id, "Ana", "\u13aada")                          # a teacher's rename is checked the same way
 
 
 def test_every_attempt_is_kept_and_the_first_counts(root):

@@ -113,3 +113,16 @@ def test_the_package_ships_every_package_of_core_and_the_assets():
     listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
     found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "core").rglob("__init__.py")}
     assert listed - {"rnnlab_assets"} == found
+
+
+def test_the_package_pins_what_the_app_pins():
+    """Issue 63: `pip install -e .` picked torch 2.14 (the newest) where the app pins 2.13.0. Every dependency of
+    the rnnlab package, and its notebook extra, is pinned at requirements.txt's version."""
+    import re
+    import tomllib
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    pins = dict(re.findall(r"^([A-Za-z0-9_.-]+)==([^\s#]+)", (ROOT / "requirements.txt").read_text(), re.M))
+    wanted = project["dependencies"] + project["optional-dependencies"]["notebook"]
+    for dep in wanted:
+        name, _, version = dep.partition("==")
+        assert version and pins.get(name) == version, f"{dep}: requirements.txt pins {pins.get(name)}"

@@ -14,7 +14,7 @@ import pytest
 
 from apptest_util import ROOT, page, shown
 from core import classroom as C
-from core.classroom import faults
+from core.classroom import cli, faults
 
 
 @pytest.fixture
@@ -59,7 +59,7 @@ def test_a_damaged_file_is_named_never_written_and_set_aside_only_when_its_teach
     assert any("is damaged" in shown(e) for e in learner_view.error) and not learner_view.exception
     assert not [b for b in learner_view.button if b.key == "class.aside"]
     assert faults.teaches_in(path, info.teacher_token) and not faults.teaches_in(path, tokens[0])
-    assert faults.main(["check", "--root", str(root)]) == 1
+    assert cli.main(["check", "--root", str(root)]) == 1
     teacher = page("classroom", teacher=info.teacher_token).run()
     assert any("classroom.sqlite3" in shown(e) for e in teacher.error), [e.value for e in teacher.error]
     assert teacher.button(key="class.aside").disabled                # confirmed first
@@ -74,10 +74,10 @@ def test_a_damaged_file_is_named_never_written_and_set_aside_only_when_its_teach
 
 def test_the_command_line_sets_a_damaged_file_aside_and_leaves_a_sound_one(root, capsys):
     _class_with_answers(20)
-    assert faults.main(["set-aside", "--root", str(root)]) == 0
+    assert cli.main(["set-aside", "--root", str(root)]) == 0
     assert "passes" in capsys.readouterr().out and C.database().exists()
     _damage(C.database(), range(2, 4))
-    assert faults.main(["set-aside", "--root", str(root)]) == 0
+    assert cli.main(["set-aside", "--root", str(root)]) == 0
     assert not C.database().exists() and len(list(root.glob("classroom.damaged-*"))) >= 1
 
 

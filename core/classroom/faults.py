@@ -106,33 +106,3 @@ def teaches_in(path: Path, teacher_token: str) -> bool:
             conn.close()
     except sqlite3.Error:
         return False
-
-
-def main(argv: list[str]) -> int:
-    """python -m core classroom set-aside: set a damaged class records file aside (the runs folder's, or --root)."""
-    import argparse
-    from core.classroom.db import database
-    parser = argparse.ArgumentParser(prog="python -m core classroom",
-                                     description="The class records: set a damaged file aside so fresh ones start.")
-    parser.add_argument("action", choices=["check", "set-aside"])
-    parser.add_argument("--root", type=Path, default=None, help="the runs folder (default: RNNLAB_RUNS_DIR)")
-    args = parser.parse_args(argv)
-    path = database(args.root)
-    if not path.exists():
-        print(f"No class records at {path}.")
-        return 0
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        forget(path)
-        check_once(conn, path)
-        print(f"{path}: the integrity check passes." + (" Nothing set aside." if args.action == "set-aside" else ""))
-        return 0
-    except StorageFault as exc:
-        if args.action == "check":
-            print(exc)
-            return 1
-    finally:
-        conn.close()
-    kept = set_aside(path)
-    print(f"Set aside as {kept}; fresh class records start at {path} with the next page opened.")
-    return 0

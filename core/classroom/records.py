@@ -12,7 +12,7 @@ from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.checks import check_display_name, looks_like
+from core.classroom.names import check_display_name, looks_like
 from core.classroom.db import connect, write
 
 NAME_MAX = 40

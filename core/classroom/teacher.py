@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.classroom.db import connect, write
-from core.checks import looks_like
+from core.classroom.names import looks_like
 from core.classroom.records import Learner, attempt_row, check_name, is_token
 from core.runs.record import HistoryRow, rows_from
 
