@@ -116,7 +116,7 @@ def class_copy():
     who = learner.current()
     if who is None or who.class_id is None:
         return None
-    return lambda key, run: classroom.keep_history(key, run.history)
+    return lambda key, run: classroom.keep_history(key, run.history, status=str(run.status))
 
 
 def keep_for_class(key: str, name: str, config) -> None:

@@ -3,6 +3,7 @@ joining closed, rename, remove and reset, the teacher's key kept out of the addr
 names, a sweep handed out in turn and read back as a chart, and a bad runs folder said in words."""
 import csv
 import io
+import math
 
 import pytest
 
@@ -68,8 +69,8 @@ def _row(epoch: int, ppl: float) -> HistoryRow:
 
 
 class _Run:
-    def __init__(self, learner, config, ppls):
-        self.learner, self.config = learner, config
+    def __init__(self, learner, config, ppls, status="finished"):
+        self.learner, self.config, self.status, self.name = learner, config, status, f"{learner}'s run"
         self.history = [_row(i + 1, p) for i, p in enumerate(ppls)]
 
 
@@ -77,8 +78,34 @@ def test_a_sweep_reads_as_final_perplexity_against_the_value():
     runs = [_Run("Ana", {"lr": 0.1, "cell": "gru"}, [20.0, 12.0]), _Run("Ben", {"lr": 2.0, "cell": "gru"}, [9.0]),
             _Run("Ana", {"lr": 1.0, "cell": "gru"}, [15.0, 8.0]), _Run("Cy", {"lr": 4.0, "cell": "gru"}, [])]
     assert summary.varying([r.config for r in runs]) == ["lr"]
-    assert summary.sweep_points(runs, "lr") == [("Ana", 1.0, 8.0), ("Ben", 2.0, 9.0)]   # Ana's latest; Cy no curve
+    assert summary.sweep_points(runs, "lr") == [("Ana", 1.0, 8.0, False), ("Ben", 2.0, 9.0, False)]   # Cy: no curve
     assert summary.sweep_points(runs, "cell") == []
+
+
+def test_a_diverged_run_is_drawn_and_written_as_diverged_not_at_the_weights_it_fell_back_to():
+    """Issue 63: the default sweep makes lr 1 and 2 diverge; the chart plotted lr 2 at 27.91 (the untrained
+    weights it fell back to), so it looked second best, and neither chart nor CSV said diverged."""
+    from core.labs.classroom import export_csv, runs_summary, sweep_figure, sweep_summary
+    runs = [_Run("Ana", {"lr": 0.1}, [20.0, 12.0]), _Run("Ben", {"lr": 2.0}, [27.91], "diverged"),
+            _Run("Cy", {"lr": 4.0}, [], "diverged")]
+    points = summary.sweep_points(runs, "lr")
+    assert [(p.learner, p.diverged) for p in points] == [("Ana", False), ("Ben", True), ("Cy", True)]
+    assert all(math.isnan(p.ppl) for p in points if p.diverged)
+    fig = sweep_figure(points, "lr")
+    assert list(fig.data[0].x) == [0.1] and 27.91 not in list(fig.data[0].y)        # no point for Ben
+    assert {a.text for a in fig.layout.annotations} == {"Ben: diverged", "Cy: diverged"}
+    assert sweep_summary(points, "lr").endswith("Ana 0.1: 12.00; Ben 2: diverged; Cy 4: diverged.")
+    assert "Ben: lr 2.0 diverged after epoch 1" in runs_summary(runs[:2])
+    rows = list(csv.DictReader(io.StringIO(export_csv([], runs).split("\r\n\r\n", 1)[-1].lstrip("\r\n"))))
+    assert {(r["learner"], r["run ended"]) for r in rows} == {("Ana", "finished"), ("Ben", "diverged")}
+
+
+def test_the_class_keeps_how_a_run_ended(root):
+    info = C.create_class("Sweep")
+    ben = C.join(info.join_code, "Ben")
+    C.record_run(ben, "run_bbbbbbbb", "tiny #1", {"lr": 2.0})
+    C.keep_history("run_bbbbbbbb", [_row(1, 27.91)], status="diverged")
+    assert [(r.learner, r.status) for r in C.class_runs(info.id)] == [("Ben", "diverged")]
 
 
 def test_answers_too_far_out_to_draw_are_named():

@@ -311,12 +311,14 @@ def test_a_saved_run_reaches_its_listener_once_from_its_follower_and_a_failing_l
     info = C.create_class("Thursday")
     ana = C.join(info.join_code, "Ana")
     threads = []
-    copy = lambda key, run: (threads.append(threading.current_thread().name), C.keep_history(key, run.history))  # noqa
+    copy = lambda key, run: (threads.append(threading.current_thread().name),   # noqa: E731
+                             C.keep_history(key, run.history, status=str(run.status)))
     job = manager.submit(TrainConfig(**SMALL), TEXT, "s1", on_saved=copy)
     C.record_run(ana, job.token, job.name, job.config.to_dict())
     job.thread.join(120)
     assert job.status == "finished" and job.on_saved is None and threads == [job.thread.name]
     kept = C.class_runs(info.id)[0].history
+    assert C.class_runs(info.id)[0].status == "finished"
     assert [r.val_ppl for r in kept] == [r.val_ppl for r in job.result.history]
     before = C.version(info.id)
     shown = reports.run_histories(info)          # what the teacher's view draws: read, never written

@@ -53,6 +53,11 @@ MIGRATIONS = (
     ALTER TABLE learners ADD COLUMN resume TEXT;
     CREATE UNIQUE INDEX learner_resume ON learners(resume) WHERE resume IS NOT NULL;
     """,
+    # 5: how a learner's run ended (finished, stopped, diverged...), kept with its curve: a diverged run is drawn
+    # as diverged on the sweep chart, not at the perplexity of the weights it fell back to
+    """
+    ALTER TABLE runs ADD COLUMN status TEXT NOT NULL DEFAULT '';
+    """,
 )
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass
+from typing import NamedTuple
 
 FAR = 1e6   # an answer further than this many times the run's value (at least 1) from 0 is listed, not drawn
 
@@ -86,16 +87,32 @@ def _number(x) -> float | None:
     return float(x) if math.isfinite(x) else None
 
 
-def sweep_points(runs: list, key: str) -> list[tuple[str, float, float]]:
-    """(learner, value of the setting, final validation perplexity) for each learner's latest run that has a
-    curve and a number for the setting: one point per learner. runs: objects with learner, config and history
-    (rows with val_ppl), oldest first."""
+class SweepPoint(NamedTuple):
+    """One learner's latest run in a sweep: their value of the setting and its final validation perplexity (NaN
+    for a run that diverged: the weights it fell back to say nothing of the setting)."""
+    learner: str
+    value: float
+    ppl: float
+    diverged: bool = False
+
+
+DIVERGED = "diverged"      # core.runs.record.Status.DIVERGED's text, as the class keeps it
+
+
+def sweep_points(runs: list, key: str) -> list[SweepPoint]:
+    """One point per learner, from their latest run that has a number for the setting and either a finite final
+    validation perplexity or a divergence. runs: objects with learner, config, history (rows with val_ppl) and
+    status, oldest first."""
     latest = {}
     for r in runs:
         value = _number(r.config.get(key))
-        if r.history and value is not None and math.isfinite(r.history[-1].val_ppl):
-            latest[r.learner] = (r.learner, value, float(r.history[-1].val_ppl))
-    return sorted(latest.values(), key=lambda p: (p[1], p[0]))
+        gone = str(getattr(r, "status", "")) == DIVERGED
+        if value is None or not (gone or r.history):
+            continue
+        ppl = math.nan if gone else float(r.history[-1].val_ppl)
+        if gone or math.isfinite(ppl):
+            latest[r.learner] = SweepPoint(r.learner, value, ppl, gone)
+    return sorted(latest.values(), key=lambda p: (p.value, p.learner))
 
 
 def far_answers(values: list[float], computed) -> list[int]:

@@ -23,7 +23,7 @@ class ClassRun:
     name: str
     config: dict               # core.runs.config.TrainConfig.to_dict()
     history: list[HistoryRow]
-    status: str = ""
+    status: str = ""           # how it ended, or queued | running while it goes on (core.runs.record.Status)
 
 
 def record_run(token: str, run_key: str, name: str, config: dict, root: Path | None = None) -> None:
@@ -32,10 +32,10 @@ def record_run(token: str, run_key: str, name: str, config: dict, root: Path | N
         (token, run_key, name, json.dumps(config), time.time())))
 
 
-def keep_history(run_key: str, history: list[HistoryRow], root: Path | None = None) -> None:
-    """Copy a run's curve in, so the class keeps it after the run store has cleaned the run away."""
-    write(root, lambda conn: conn.execute("UPDATE runs SET history = ? WHERE run_key = ?",
-                                           (json.dumps([row.to_dict() for row in history]), run_key)))
+def keep_history(run_key: str, history: list[HistoryRow], root: Path | None = None, status: str = "") -> None:
+    """Copy a run's curve in, with how it ended, so the class keeps both after the run store has cleaned it away."""
+    write(root, lambda conn: conn.execute("UPDATE runs SET history = ?, status = ? WHERE run_key = ?",
+                                           (json.dumps([row.to_dict() for row in history]), str(status), run_key)))
 
 
 def roster(class_id: int, root: Path | None = None) -> list[Learner]:
@@ -70,8 +70,8 @@ def class_runs(class_id: int, root: Path | None = None) -> list[ClassRun]:
     with closing(connect(root)) as conn:
         rows = conn.execute("SELECT r.*, l.name AS learner_name FROM runs r JOIN learners l ON l.token = r.learner "
                             "WHERE l.class_id = ? ORDER BY r.created", (class_id,)).fetchall()
-    return [ClassRun(r["learner_name"], r["run_key"], r["name"], json.loads(r["config"]), _kept_history(r["history"]))
-            for r in rows]
+    return [ClassRun(r["learner_name"], r["run_key"], r["name"], json.loads(r["config"]), _kept_history(r["history"]),
+                     r["status"]) for r in rows]
 
 
 def class_opened(class_id: int, root: Path | None = None) -> dict[tuple[str, str], float]:

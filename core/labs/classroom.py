@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import statistics
 from dataclasses import dataclass
 
@@ -128,31 +129,44 @@ def runs_figure(runs: list[classroom.ClassRun]) -> go.Figure:
     keys = summary.varying([r.config for r in runs])
     fig = go.Figure()
     for r in runs:
+        gone = " (diverged)" if r.status == summary.DIVERGED else ""
         fig.add_trace(go.Scatter(x=[row.epoch for row in r.history], y=[row.val_ppl for row in r.history],
-                                 mode="lines+markers", name=chart_text(run_label(r, keys), 60)))
+                                 mode="lines+markers", name=chart_text(run_label(r, keys), 60) + gone))
     fig = style(fig, None, "epoch", "validation perplexity", height=380, log_y=True)
     return fig.update_xaxes(dtick=1) if max((len(r.history) for r in runs), default=0) <= 12 else fig
 
 
-def sweep_figure(points: list[tuple[str, float, float]], key: str) -> go.Figure:
-    """Final validation perplexity against the swept setting, one point per learner (their latest run)."""
-    fig = go.Figure(go.Scatter(x=[p[1] for p in points], y=[p[2] for p in points], mode="markers+text",
-                               text=[chart_text(p[0], 20) for p in points], textposition="top center",
+def sweep_figure(points: list[summary.SweepPoint], key: str) -> go.Figure:
+    """Final validation perplexity against the swept setting, one point per learner (their latest run); a run that
+    diverged has no point (the weights it fell back to say nothing of the setting): a dotted red line at its value,
+    labelled diverged."""
+    kept = [p for p in points if not p.diverged]
+    fig = go.Figure(go.Scatter(x=[p.value for p in kept], y=[p.ppl for p in kept], mode="markers+text",
+                               text=[chart_text(p.learner, 20) for p in kept], textposition="top center",
                                marker=dict(size=12, color=BLUE), name="final perplexity"))
-    values = [p[1] for p in points]
+    values = [p.value for p in points]
     log_x = min(values) > 0 and max(values) / min(values) >= 10
-    return style(fig, None, key, "final validation perplexity", height=380, log_y=True, log_x=log_x)
+    fig = style(fig, None, key, "final validation perplexity", height=380, log_y=True, log_x=log_x)
+    for p in points:
+        if p.diverged:
+            fig.add_vline(x=math.log10(p.value) if log_x else p.value, line_dash="dot", line_color=RED,
+                          annotation_text=f"{chart_text(p.learner, 20)}: diverged", annotation_position="top",
+                          annotation_font_color=RED)
+    return fig
 
 
 def runs_summary(runs: list[classroom.ClassRun]) -> str:
     keys = summary.varying([r.config for r in runs])
     return f"{len(runs)} run{'s' if len(runs) != 1 else ''}: " + "; ".join(
-        f"{run_label(r, keys)} at {r.history[-1].val_ppl:.2f} after epoch {r.history[-1].epoch}" for r in runs)
+        f"{run_label(r, keys)} " + (f"diverged after epoch {r.history[-1].epoch}" if r.status == summary.DIVERGED
+                                    else f"at {r.history[-1].val_ppl:.2f} after epoch {r.history[-1].epoch}")
+        for r in runs)
 
 
-def sweep_summary(points: list[tuple[str, float, float]], key: str) -> str:
+def sweep_summary(points: list[summary.SweepPoint], key: str) -> str:
     return (f"Final validation perplexity against {key}, each learner's latest run: " +
-            "; ".join(f"{name} {value:g}: {ppl:.2f}" for name, value, ppl in points) + ".")
+            "; ".join(f"{p.learner} {p.value:g}: " + ("diverged" if p.diverged else f"{p.ppl:.2f}")
+                      for p in points) + ".")
 
 
 def run_histories(info: classroom.ClassInfo) -> list[classroom.ClassRun]:
@@ -230,12 +244,13 @@ def export_csv(attempts: list[dict], runs: list) -> str:
                     id(a) in firsts, "; ".join(f"{k}={v}" for k, (v, _) in differs(a).items())])
     w.writerow([])
     keys = summary.varying([r.config for r in runs])
-    w.writerow(["learner", "run", "epoch", "train perplexity", "validation perplexity", *keys, "settings"])
+    w.writerow(["learner", "run", "epoch", "train perplexity", "validation perplexity", "run ended", *keys,
+                "settings"])
     for r in runs:
         every = "; ".join(f"{k}={v}" for k, v in r.config.items())
         for row in r.history:
             w.writerow([csv_cell(r.learner), csv_cell(r.name), row.epoch, row.train_ppl, row.val_ppl,
-                        *(csv_cell(r.config.get(k)) for k in keys), csv_cell(every)])
+                        csv_cell(r.status), *(csv_cell(r.config.get(k)) for k in keys), csv_cell(every)])
     return buf.getvalue()
 
 
