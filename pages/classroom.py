@@ -13,15 +13,15 @@ from core.exercises import types as core_ex
 from core.exercises.bank import BANK
 from core.figures import chart_text
 from core.labs import Url, classroom as reports, controls_of
-from core.runs.record import Status
 from ui import class_tools, learner, url_state
 from ui.common import plain
 from ui.plots import show
+from ui.session import job_manager
 
 CONTROLS = controls_of("classroom")
 RUNS_REFRESH_S = 3     # the runs' chart while a learner's run trains (the rest redraws on a change: class_tools.watch)
 summary = classroom.summary
-ACTIVE = {str(s) for s in Status if s.active}   # a run still training: its chart redraws every RUNS_REFRESH_S
+ACTIVE = reports.ACTIVE   # a run still training or waiting: its chart redraws every RUNS_REFRESH_S
 
 
 def base_url() -> str:
@@ -91,8 +91,27 @@ def live_runs(info: classroom.ClassInfo) -> None:
     class_runs(reports.run_histories(info))
 
 
+def runs_going(runs: list[classroom.ClassRun]) -> None:
+    """The class's runs training or waiting now, each with a Stop for the teacher (what it learnt is kept)."""
+    going = [r for r in runs if r.status in ACTIVE]
+    if not going:
+        return
+    st.markdown(f"**Training or waiting now: {len(going)}**")
+    for r in going:
+        text, stop = st.columns([4, 1], vertical_alignment="center")
+        epochs = r.config.get("epochs", "?")
+        text.markdown(f"{plain(r.learner, 40)}: {plain(r.name, 60)}, {plain(r.status, 20)}, {epochs} epochs asked"
+                      + (f", epoch {r.history[-1].epoch} done" if r.history else ""))
+        if stop.button("Stop", key=f"class.stop.{r.run_key}", icon=":material/stop:",
+                       help="Stop this run: what it learnt so far is kept, and the next run in the queue starts."):
+            job_manager().stop_key(r.run_key)
+            st.toast(f"Asked {plain(r.learner, 40)}'s run to stop.", icon=":material/stop:")
+
+
 def class_runs(runs: list[classroom.ClassRun]) -> None:
-    """The class's runs on one chart, and a sweep's chart: final perplexity against each setting that differs."""
+    """The runs going now (with Stop), the class's runs on one chart, and a sweep's chart: final perplexity
+    against each setting that differs."""
+    runs_going(runs)
     shown = [r for r in runs if r.history]
     if not shown:
         st.caption("No runs yet: runs a learner trains in the Training lab appear here.")
@@ -156,6 +175,8 @@ def teacher_view(info: classroom.ClassInfo) -> None:
     with st.expander("Assign exercises, open or close joining, rename, remove, resume codes, reset", icon=":material/tune:"):
         class_tools.assignment(info, base)
         class_tools.manage(info, list(table["learner"]))
+    with st.expander("Training limits: epochs a run, runs at once", icon=":material/speed:"):
+        class_tools.training_limits(info)
     with st.expander("Hand out a sweep: each learner trains with another value", icon=":material/linear_scale:"):
         class_tools.sweep_builder(base)
     class_tools.drawn()

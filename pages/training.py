@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from core import classroom
-from core.labs import Url, controls_of, training as lab
+from core.labs import Url, classroom as lab_classroom, controls_of, training as lab
 from core.runs import saved
 from core.runs.config import DATA, FORM_GROUPS, FORM_SETTINGS, PRESETS, SETTINGS, Preset, config_overrides, \
     parse_overrides
@@ -75,7 +75,32 @@ def settings_form_rows(preset: Preset, busy: bool) -> tuple[str, bool]:
             st.caption(f"Your teacher's link fixes: {plain(fixed, 300)}.")
         submitted = st.button("Train", type="primary", icon=":material/play_arrow:", disabled=busy,
                               key="tr.train")
+        if (limits := class_limits()) is not None:
+            st.caption(f"Your class's training limits, set by your teacher: {limits.words()}.")
     return st.session_state[source_key], submitted
+
+
+def class_limits() -> classroom.Limits | None:
+    """The training limits of this learner's class (None: not in a class, or the records cannot be read)."""
+    who = learner.current()
+    if who is None or who.class_id is None:
+        return None
+    try:
+        return classroom.class_limits(who.class_id)
+    except ValueError:
+        return None
+
+
+def check_class_limits(config) -> None:
+    """ValueError in words when this run would pass the class's limits (epochs, runs at once)."""
+    limits = class_limits()
+    if limits is None:
+        return
+    who = learner.current()
+    going = lab_classroom.active_runs(who.class_id)
+    why = limits.refusal(config.epochs, sum(r.learner == who.name for r in going), len(going))
+    if why:
+        raise ValueError(why)
 
 
 def training_text(source: str) -> str:
@@ -102,6 +127,7 @@ def start_run(preset: Preset, source: str, number: int) -> None:
         if chosen["split"] == "book":
             chosen["truncation"] = "fresh"  # book windows are shuffled: each starts from a zero state
         config = replace(preset.config, **chosen)
+        check_class_limits(config)
         job = job_manager().submit(config, training_text(source), session_id(), name=f"{preset.name} #{number}",
                                    on_saved=class_copy())
         keep_for_class(job.token, job.name, config)

@@ -315,3 +315,39 @@ def test_a_sweep_in_the_address_of_another_lab_fixes_nothing(root):
     bad = page("training", timeout=120, unknown={Url.SWEEP.value: "lr:0.1,oops"}).run()
     assert not bad.exception and "sweep cannot be used" in _texts(bad)
     assert "fixes: Learning rate" not in _texts(bad)                             # nothing fixed
+
+
+def test_a_class_s_training_limits_are_stated_kept_and_the_teacher_stops_a_run(root):
+    """Issue 63: one learner's /training?preset=tiny&epochs=10000 held the only CPU slot and the teacher could not
+    stop it. The teacher sets limits (epochs a run, runs at once); the Training page states and keeps them; the
+    teacher's view lists the runs going, each with a Stop that stops it (what it learnt is kept)."""
+    from apptest_util import rerun_until
+    from core.runs import store
+    info = C.create_class("Limits")
+    ana = C.join(info.join_code, "Ana")
+    C.set_limits(info.id, C.Limits(epochs=50, per_learner=1, per_class=1))
+    with pytest.raises(ValueError, match="at least 1"):
+        C.Limits(epochs=0)
+    at = as_learner("training", ana, timeout=120, preset="tiny", epochs="10000")
+    assert "Your class's training limits, set by your teacher: at most 50 epochs a run; one run of yours at a " \
+           "time; the whole class, 1 run at once." in _texts(at), _texts(at)
+    at.button(key="tr.train").click().run()
+    assert "Your class allows at most 50 epochs a run" in _texts(at) and Url.RUN not in at.query_params
+    C.set_limits(info.id, C.Limits(epochs=10_000, per_learner=1, per_class=1))
+    at = as_learner("training", ana, timeout=120, preset="tiny", epochs="10000")
+    at.button(key="tr.train").click().run()
+    key = at.query_params[Url.RUN]                      # Ana's long run trains (or waits for the slot)
+    from core.labs.classroom import active_runs     # Ben's Train (AppTest's sessions share one id, so by hand):
+    going = active_runs(info.id)
+    assert [r.learner for r in going] == ["Ana"] and C.class_limits(info.id).refusal(3, 0, len(going)) == (
+        "Your class has 1 run training or waiting, the most your teacher allows at once (1): try again when one "
+        "finishes.")
+    assert C.Limits(per_learner=2).refusal(3, 2, 0).startswith("Your class allows 2 runs of yours at a time")
+    teacher = page("classroom", teacher=info.teacher_token, timeout=120).run()
+    assert "Training or waiting now: 1" in _texts(teacher) and "Ana: tiny #1" in _texts(teacher)
+    teacher.button(key=f"class.stop.{key}").click().run()
+    assert rerun_until(teacher, lambda t: store.read_live(key).status not in ("queued", "starting", "running"), 120)
+    assert str(store.read_live(key).status) == "stopped" and not teacher.exception
+    assert rerun_until(at, lambda a: any(b.label == "Delete" for b in a.button), 60)
+    [b for b in at.button if b.label == "Delete"][0].click().run()   # AppTest's sessions share one id: tidy up
+    assert not at.exception and not store.run_folder(key).exists()

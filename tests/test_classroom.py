@@ -325,7 +325,7 @@ def test_an_old_database_is_migrated_and_keeps_its_attempts(root):
     conn.commit()
     conn.close()
     assert C.attempts("tok_tok_tok_tok_tok_tok")[0]["settings"] == {}
-    assert sqlite3.connect(root / C.DB_NAME).execute("PRAGMA user_version").fetchone()[0] == len(C.MIGRATIONS) == 5
+    assert sqlite3.connect(root / C.DB_NAME).execute("PRAGMA user_version").fetchone()[0] == len(C.MIGRATIONS) == 6
 
 
 def test_the_teacher_sees_a_learner_who_checked_from_other_settings(root):

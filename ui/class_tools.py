@@ -176,6 +176,24 @@ def manage(info: classroom.ClassInfo, names: list[str]) -> None:
         _try(lambda: classroom.reset(info.id), "The class is empty again.")
 
 
+def training_limits(info: classroom.ClassInfo) -> None:
+    """The class's training limits, which the Training page states to its learners and keeps to."""
+    now = classroom.class_limits(info.id)
+    with st.form("class.limits", border=False):
+        a, b, c = st.columns(3)
+        epochs = a.number_input("Most epochs a run", 1, classroom.MOST_EPOCHS, now.epochs,
+                                key="class.limits.epochs")
+        each = b.number_input("Runs at once, each learner", 1, 50, now.per_learner, key="class.limits.each")
+        whole = c.number_input("Runs at once, the class (0: no limit)", 0, 500, now.per_class,
+                               key="class.limits.class",
+                               help="Training or waiting. The server trains a few at a time whatever this says; "
+                                    "the rest wait in its queue.")
+        if st.form_submit_button("Save the limits", icon=":material/save:"):
+            _try(lambda: classroom.set_limits(info.id, classroom.Limits(int(epochs), int(each), int(whole))),
+                 "Training limits saved: the Training page states them to your learners.")
+    st.caption(f"Now: {now.words()}. A run already going is not cut short: stop it above if need be.")
+
+
 SWEEPABLE = [n for n in FORM_SETTINGS if SETTINGS[n].kind in (int, float) or SETTINGS[n].choices]
 
 

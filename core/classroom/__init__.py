@@ -17,13 +17,14 @@ from core.classroom.records import (NAME_MAX, RESTORE, ClassInfo, Learner, attem
                                     learner_alone, normal_code, progress, record_attempt, record_hint, record_opened)
 from core.classroom import faults, resume, summary, sweep
 from core.classroom.faults import StorageFault
+from core.classroom.limits import MOST_EPOCHS, Limits, class_limits, set_limits
 from core.classroom.resume import by_resume, class_resume_codes, new_resume_code, resume_code
 from core.classroom.teacher import (ClassRun, assign, assigned, class_attempts, class_hints, class_opened, class_runs,
                                     hand_out, keep_history, record_run, remove, rename, reset, roster, set_open,
                                     version)
 
 __all__ = [
-    'faults', 'resume', 'summary', 'sweep', 'StorageFault',
+    'faults', 'resume', 'summary', 'sweep', 'StorageFault', 'MOST_EPOCHS', 'Limits', 'class_limits', 'set_limits',
     'DB_NAME', 'MIGRATIONS', 'connect', 'database', 'migrate', 'write', 'NAME_MAX', 'RESTORE', 'ClassInfo',
     'Learner', 'attempts', 'check_name', 'class_by_code', 'class_by_teacher', 'create_class', 'first_attempts', 'fold',
     'hints', 'is_token', 'join', 'learner', 'learner_alone', 'normal_code', 'progress', 'record_attempt',

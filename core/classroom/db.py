@@ -58,6 +58,12 @@ MIGRATIONS = (
     """
     ALTER TABLE runs ADD COLUMN status TEXT NOT NULL DEFAULT '';
     """,
+    # 6: the class's training limits, set by its teacher (core.classroom.limits)
+    """
+    ALTER TABLE classes ADD COLUMN max_epochs INTEGER NOT NULL DEFAULT 100;
+    ALTER TABLE classes ADD COLUMN learner_runs INTEGER NOT NULL DEFAULT 1;
+    ALTER TABLE classes ADD COLUMN class_runs INTEGER NOT NULL DEFAULT 0;
+    """,
 )
 
 

@@ -17,6 +17,7 @@ from core.exercises import types as core_ex
 from core.exercises.bank import BANK
 from core.figures import chart_text, csv_cell, iso_time, style
 from core.runs import store
+from core.runs.record import Status
 from core.settings import setting
 
 KEY = "classroom"
@@ -169,17 +170,27 @@ def sweep_summary(points: list[summary.SweepPoint], key: str) -> str:
                       for p in points) + ".")
 
 
-def run_histories(info: classroom.ClassInfo) -> list[classroom.ClassRun]:
+ACTIVE = {str(s) for s in Status if s.active}   # a run still training or waiting
+
+
+def active_runs(class_id: int) -> list[classroom.ClassRun]:
+    """The class's runs training or waiting now (by the run store's word, which every web process shares)."""
+    return [r for r in run_histories(class_id) if r.status in ACTIVE]
+
+
+def run_histories(info: classroom.ClassInfo | int) -> list[classroom.ClassRun]:
     """The class's runs with their curves: from the run store while it has them, else the copy the class keeps
     (made when a run is saved: pages/training.py's class_copy). Reads only: nothing is written while a page draws."""
-    runs = classroom.class_runs(info.id)
+    runs = classroom.class_runs(info if isinstance(info, int) else info.id)
     for r in runs:
         try:
             live = store.read_live(r.run_key)
         except ValueError:
             live = None
-        if live is not None and live.progress is not None:
-            r.history, r.status = list(live.progress.history), str(live.status)
+        if live is not None:
+            r.status = str(live.status)
+            if live.progress is not None:
+                r.history = list(live.progress.history)
     return runs
 
 

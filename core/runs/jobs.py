@@ -217,8 +217,9 @@ class JobManager:
                     return
                 self.queue.remove(nxt)
                 text, nxt.text = nxt.text, None
-                if self.unwatched_for(nxt) > self.abandon_after:
-                    nxt.status, nxt.message = Status.STOPPED, "cancelled before it started: no one was watching"
+                if self.unwatched_for(nxt) > self.abandon_after or store.stop_requested(nxt.token):
+                    nxt.status, nxt.message = Status.STOPPED, ("cancelled before it started: " + (
+                        "stopped by the teacher" if store.stop_requested(nxt.token) else "no one was watching"))
                     store.set_state(nxt.token, nxt.status, nxt.message)
                     continue
                 nxt.status = Status.STARTING
@@ -276,6 +277,19 @@ class JobManager:
                 store.set_state(job.token, job.status, job.message)
                 return
         self._request_stop(job)
+
+    def stop_key(self, token: str) -> None:
+        """Stop the run with this key wherever it trains or waits (a teacher's Stop): this server's own run at
+        once; another web process's through the store, where its trainer or its queue looks."""
+        with self.lock:
+            job = next((j for j in self.jobs.values() if secrets.compare_digest(j.token, token)), None)
+        if job is not None:
+            self.stop(job.id)
+        elif store.is_key(token):
+            try:
+                store.request_stop(token)
+            except (OSError, ValueError):
+                pass
 
     def for_session(self, session_id: str) -> list[Job]:
         """The session's runs (pages call this on every rerun, so it also drops runs abandoned long enough, and
