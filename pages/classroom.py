@@ -149,14 +149,16 @@ def teacher_view(info: classroom.ClassInfo) -> None:
                ". 'Restored only': exercises whose only answers came from an uploaded progress file (regraded, but "
                "never a first attempt, so not in the score nor in the class's answers). 'Other settings': first "
                "attempts checked while the lab showed other settings than the exercise's own (the grade always uses "
-               "the exercise's own). This view redraws within a second of any answer.")
+               "the exercise's own). 'Figures shown': first attempts (at the assigned exercises) checked with the "
+               "lab's figures and readings on the page, which may state the answer; an assignment link holds them "
+               "back until the first Check. This view redraws within a second of any answer.")
     st.dataframe(table, hide_index=True, width="stretch")
     st.subheader("Each exercise")
     st.dataframe(pd.DataFrame(reports.overview_rows(info, attempts, hints, len(table), assigned)), hide_index=True,
                  width="stretch",
                  column_config={"exercise": st.column_config.TextColumn(width="large")})
-    st.caption("Time to answer: from the learner first seeing the exercise on a page to their first Check, the "
-               "median over those who answered.")
+    st.caption("Time to answer: from the card the learner answered first appearing on their page to their first "
+               "Check, the median over those who answered.")
     st.subheader("How the class answered")
     exercise_answers(attempts, hints, len(table))
     st.subheader("The class's training runs")

@@ -325,7 +325,7 @@ def test_an_old_database_is_migrated_and_keeps_its_attempts(root):
     conn.commit()
     conn.close()
     assert C.attempts("tok_tok_tok_tok_tok_tok")[0]["settings"] == {}
-    assert sqlite3.connect(root / C.DB_NAME).execute("PRAGMA user_version").fetchone()[0] == len(C.MIGRATIONS) == 6
+    assert sqlite3.connect(root / C.DB_NAME).execute("PRAGMA user_version").fetchone()[0] == len(C.MIGRATIONS) == 7
 
 
 def test_the_teacher_sees_a_learner_who_checked_from_other_settings(root):
@@ -445,3 +445,41 @@ def test_the_tab_and_the_records_count_first_attempts_by_one_rule(root):
             assert tab[exercise][field] == kept[exercise][field], (exercise, field)
     assert (kept["gf_regime"]["answer"], kept["gf_regime"]["tries"]) == ("exploding", 3)   # the first Check counts
     assert kept["gf_thirty"]["restored"]
+
+
+def test_an_assignment_keeps_its_figures_back_when_the_address_drops_ex_and_the_roster_flags_figures_seen(root):
+    """Issue 63: removing ex= from an assignment link showed the reading that states the answer, and the answer
+    counted as right first time with no flag. Now the session keeps the assignment until it is answered, and an
+    answer checked with the figures on the page is marked so for the teacher; the time to answer runs from the
+    card answered, not from the exercise's first drawing anywhere."""
+    from core.labs import classroom as reports
+    info = C.create_class("Tuesday")
+    ana, ben = C.join(info.join_code, "Ana"), C.join(info.join_code, "Ben")
+    C.assign(info.id, ["gf_regime"])
+    lab = _learner_page("gradient_flow", ana, exercise="gf_regime", hide="scale,tanh", scale="1.5", use_tanh="0")
+    assert any("figures appear after that" in i.value for i in lab.info)
+    for key in (Url.EXERCISE.value, Url.HIDE.value):             # the learner edits the address
+        del lab.query_params[key]
+    lab.run()
+    assert any("figures appear after that" in i.value for i in lab.info) and not lab.get("plotly_chart")
+    lab.radio(key="ex.gf_regime.answer").set_value("exploding").run()
+    lab.button(key="ex.gf_regime.check").click().run()
+    assert lab.get("plotly_chart") and not lab.exception         # answered: the figures appear
+    other = _learner_page("gradient_flow", ben)                  # Ben answers in the lab, its figures on the page
+    other.radio(key="ex.gf_regime.answer").set_value("exploding").run()
+    other.button(key="ex.gf_regime.check").click().run()
+    everyone = C.class_attempts(info.id)
+    shown = {a["name"]: a["figures_shown"] for a in everyone}
+    assert shown == {"Ana": False, "Ben": True}
+    assert all(a["card_at"] is not None and a["card_at"] <= a["at"] for a in everyone)
+    rows = {r["learner"]: r for r in reports.roster_rows(info, everyone, [], [], {"gf_regime"})}
+    assert (rows["Ana"]["figures shown"], rows["Ben"]["figures shown"]) == (0, 1)
+    assert "figures on the page" in reports.export_csv(everyone, []).splitlines()[0]
+
+
+def test_the_time_to_answer_runs_from_the_card_answered():
+    from core.classroom import summary
+    first = {("Ana", "e1"): {"at": 100.0, "correct": True, "card_at": 95.0},     # the card answered: 5 s
+             ("Ben", "e1"): {"at": 100.0, "correct": True, "card_at": None}}     # from before: first view, 76 s
+    rows = summary.overview(["e1"], first, [], {("Ana", "e1"): 24.0, ("Ben", "e1"): 24.0}, 2)
+    assert rows[0]["median seconds"] == (5.0 + 76.0) / 2

@@ -75,7 +75,8 @@ def flush() -> None:
         a = waiting[0]
         try:
             classroom.record_attempt(a["token"], a["exercise"], a["answer"], a["correct"], a["computed"],
-                                     a["source"], at=a["at"], settings=a["settings"])
+                                     a["source"], at=a["at"], settings=a["settings"],
+                                     figures_shown=a["figures_shown"], card_at=a["card_at"])
         except ValueError as exc:
             st.session_state[FAULT] = str(exc)
             return
@@ -110,20 +111,22 @@ def page_settings(ex: core_ex.Exercise) -> dict:
     return {key: st.query_params.get(key, "") for key in url_query(ex.lab, ex.url)}
 
 
-def keep(ex: core_ex.Exercise, answer, correct: bool, computed, source: str = "check") -> None:
+def keep(ex: core_ex.Exercise, answer, correct: bool, computed, source: str = "check",
+         figures_shown: bool | None = None, card_at: float | None = None) -> None:
     """One attempt, on the server under the learner's token (made now for a learner alone), else in the tab; an
     attempt the records cannot take just now (a full disk, a read-only or damaged file) waits in the tab, is shown
     as the learner's, and is saved when they can take it (flush), in the order it was made."""
     token = learner.ensure()
     a = {"token": token, "exercise": ex.key, "answer": answer, "correct": correct, "computed": computed,
-         "source": source, "at": time.time(), "settings": page_settings(ex) if source == "check" else None}
+         "source": source, "at": time.time(), "settings": page_settings(ex) if source == "check" else None,
+         "figures_shown": figures_shown, "card_at": card_at}
     if token is not None:
         st.session_state[_FLUSHED] = -RETRY_S
         flush()
         if not st.session_state.get(PENDING):
             try:
                 classroom.record_attempt(token, ex.key, answer, correct, computed, source, at=a["at"],
-                                         settings=a["settings"])
+                                         settings=a["settings"], figures_shown=figures_shown, card_at=card_at)
                 st.session_state.pop(_READ, None)
                 return
             except ValueError as exc:    # a StorageFault, or records busy for longer than a write waits
@@ -134,7 +137,7 @@ def keep(ex: core_ex.Exercise, answer, correct: bool, computed, source: str = "c
 
 def _attempt(a: dict) -> dict:
     """An attempt as progress folds it (no token: progress downloads)."""
-    return {k: v for k, v in a.items() if k not in ("token", "settings")}
+    return {k: v for k, v in a.items() if k not in ("token", "settings", "figures_shown", "card_at")}
 
 
 def hint(ex: core_ex.Exercise) -> None:
@@ -206,10 +209,22 @@ def _solve(ex: core_ex.Exercise, settings: dict | None = None, toggle: str | Non
 
 # --- assignment links ------------------------------------------------------------------------------------
 
+_OPENED_AS_ASSIGNMENT = "_rnnlab_assignments_opened"   # exercises this session opened from an assignment link
+
+
 def assigned_quietly(lab: str) -> core_ex.Exercise | None:
-    """The exercise this page's URL assigns (?ex=KEY), or None."""
+    """The exercise this page's URL assigns (?ex=KEY), else one this session opened from an assignment link on this
+    lab and has not answered yet (its figures stay held back whatever the address says later), or None."""
+    opened = st.session_state.setdefault(_OPENED_AS_ASSIGNMENT, [])
     ex = BANK.get(st.query_params.get(Url.EXERCISE, ""))
-    return ex if ex is not None and ex.lab == lab else None
+    if ex is not None and ex.lab == lab:
+        if ex.key not in opened:
+            opened.append(ex.key)
+        return ex
+    if Url.EXERCISE not in st.query_params:
+        done = progress()
+        return next((BANK[k] for k in opened if BANK[k].lab == lab and k not in done), None)
+    return None
 
 
 def assigned(lab: str) -> core_ex.Exercise | None:
@@ -277,9 +292,14 @@ def seen(ex: core_ex.Exercise) -> None:
         pass
 
 
-def card(ex: core_ex.Exercise) -> None:
-    """Question, answer, hint, Check; then the grade, the run's numbers and the contrast."""
+_CARD_AT = "_rnnlab_card_at"    # exercise -> when this session first drew its card (its time to answer runs from it)
+
+
+def card(ex: core_ex.Exercise, where: str = "lab") -> None:
+    """Question, answer, hint, Check; then the grade, the run's numbers and the contrast. where: the card's place
+    (in the lab's list, or on top as an assignment), so its time to answer runs from this card's first drawing."""
     seen(ex)
+    card_at = st.session_state.setdefault(_CARD_AT, {}).setdefault((ex.key, where, ex.lab), time.time())
     with st.container(border=True):
         st.markdown(f"**{plain(ex.question, 400)}**")
         answer = _answer_widget(ex)
@@ -295,7 +315,9 @@ def card(ex: core_ex.Exercise) -> None:
             except ValueError as exc:
                 st.error(plain(exc, 400), icon=":material/error:")
                 return
-            keep(ex, graded.answer, graded.correct, sol.answer)   # the answer as graded: normalised once
+            held = assigned_quietly(ex.lab) is ex and ex.key not in progress()   # hold_figures stops the page
+            keep(ex, graded.answer, graded.correct, sol.answer, figures_shown=not held,  # the answer as graded
+                 card_at=card_at)
             st.rerun()  # redraw the page: an assignment's figures appear now
         if st.session_state.get(CANCELLED) == ex.key:
             del st.session_state[CANCELLED]
@@ -347,7 +369,7 @@ def assignment(lab: str) -> None:
         fixed = sorted(url_state.hidden_names())
         if fixed:
             st.caption(f"Your teacher's link fixes these controls: {plain(', '.join(fixed), 200)}.")
-        card(ex)
+        card(ex, "assignment")
 
 
 # --- progress files --------------------------------------------------------------------------------------

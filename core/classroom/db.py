@@ -64,6 +64,12 @@ MIGRATIONS = (
     ALTER TABLE classes ADD COLUMN learner_runs INTEGER NOT NULL DEFAULT 1;
     ALTER TABLE classes ADD COLUMN class_runs INTEGER NOT NULL DEFAULT 0;
     """,
+    # 7: whether the lab's figures (and the readings that may state the answer) were on the page when the learner
+    # checked (NULL: not known, before this), and when the card they answered was first drawn (the time to answer)
+    """
+    ALTER TABLE attempts ADD COLUMN figures_shown INTEGER;
+    ALTER TABLE attempts ADD COLUMN card_at REAL;
+    """,
 )
 
 

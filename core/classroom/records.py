@@ -169,9 +169,12 @@ def record_hint(token: str, exercise: str, root: Path | None = None) -> None:
 
 
 def record_attempt(token: str, exercise: str, answer, correct: bool, computed, source: str = "check",
-                   root: Path | None = None, at: float | None = None, settings: dict | None = None) -> None:
+                   root: Path | None = None, at: float | None = None, settings: dict | None = None,
+                   figures_shown: bool | None = None, card_at: float | None = None) -> None:
     """Keep one attempt: the answer, its grade, the value the run computed, whether the hint had been opened and
-    whether an earlier attempt had already shown the solution; source says where it came from (check, restore)."""
+    whether an earlier attempt had already shown the solution; source says where it came from (check, restore);
+    figures_shown whether the lab's figures were on the page (None: not known); card_at when the card answered
+    was first drawn."""
     answer, computed = _value(answer), _value(computed)   # checked before any try
 
     def work(conn):
@@ -179,10 +182,11 @@ def record_attempt(token: str, exercise: str, answer, correct: bool, computed, s
         before = conn.execute("SELECT 1 FROM attempts WHERE learner = ? AND exercise = ?",
                               (token, exercise)).fetchone()
         conn.execute("INSERT INTO attempts (learner, exercise, answer, correct, computed, hint_seen, after_solution, "
-                     "source, at, settings) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                     "source, at, settings, figures_shown, card_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                      (token, exercise, answer, int(bool(correct)), computed, int(hint is not None),
                       int(before is not None), source, time.time() if at is None else at,
-                      json.dumps({str(k): str(v) for k, v in (settings or {}).items()})))
+                      json.dumps({str(k): str(v) for k, v in (settings or {}).items()}),
+                      None if figures_shown is None else int(bool(figures_shown)), card_at))
     write(root, work)
 
 
@@ -197,7 +201,8 @@ def attempt_row(r) -> dict:
     return {"exercise": r["exercise"], "answer": json.loads(r["answer"]), "correct": bool(r["correct"]),
             "computed": json.loads(r["computed"]), "hint_seen": bool(r["hint_seen"]),
             "after_solution": bool(r["after_solution"]), "source": r["source"], "at": r["at"],
-            "settings": json.loads(r["settings"])}
+            "settings": json.loads(r["settings"]),
+            "figures_shown": None if r["figures_shown"] is None else bool(r["figures_shown"]), "card_at": r["card_at"]}
 
 
 RESTORE = "restore"   # an attempt's source when it came from an uploaded progress file (regraded), not a Check

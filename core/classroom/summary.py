@@ -44,15 +44,16 @@ def overview(exercises: list[str], first: dict[tuple[str, str], dict], hints: li
              opened: dict[tuple[str, str], float], learners: int) -> list[dict]:
     """One row per exercise: how many answered (first attempts), how many right first time, the share of the
     class's learners who opened its hint, and the median seconds from first seeing it to the first Check (over
-    the learners whose first view was recorded)."""
+    the learners whose first view was recorded): from the drawing of the card they answered where the attempt
+    says (card_at), else from its first drawing anywhere."""
     if learners < 0:
         raise ValueError("The number of learners cannot be negative.")
     rows = []
     for ex in exercises:
         firsts = {name: a for (name, e), a in first.items() if e == ex}
         hinted = len({name for name, e in hints if e == ex})
-        waits = [a["at"] - opened[(name, ex)] for name, a in firsts.items()
-                 if (name, ex) in opened and a["at"] >= opened[(name, ex)]]
+        waits = [a["at"] - since for name, a in firsts.items()
+                 if (since := a.get("card_at") or opened.get((name, ex))) is not None and a["at"] >= since]
         rows.append({"exercise": ex, "answered": len(firsts), "right first time": sum(a["correct"] for a in
                                                                                       firsts.values()),
                      "hint opened": hinted / learners if learners else 0.0, "median seconds": _median(waits)})

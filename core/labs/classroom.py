@@ -206,7 +206,7 @@ def differs(a: dict) -> dict:
 
 
 ROSTER_COLUMNS = ["learner", "answered", "right first time", "out of", "score", "restored only", "attempts",
-                  "hints opened", "runs", "other settings"]
+                  "hints opened", "runs", "other settings", "figures shown"]
 
 
 def roster_rows(info: classroom.ClassInfo, attempts: list[dict], hints: list, runs: list,
@@ -223,7 +223,9 @@ def roster_rows(info: classroom.ClassInfo, attempts: list[dict], hints: list, ru
                      "out of": score.out_of, "score": score.text(), "restored only": len(restored),
                      "attempts": len(mine), "hints opened": sum(n == who.name for n, _ in hints),
                      "runs": sum(r.learner == who.name for r in runs),
-                     "other settings": sum(bool(differs(a)) for a in firsts.values())})
+                     "other settings": sum(bool(differs(a)) for a in firsts.values()),
+                     "figures shown": sum(a.get("figures_shown") is True for ex, a in firsts.items()
+                                          if not assigned or ex in assigned)})
     return rows
 
 
@@ -246,13 +248,15 @@ def export_csv(attempts: list[dict], runs: list) -> str:
     buf = io.StringIO()
     w = csv.writer(buf)
     w.writerow(["learner", "exercise", "lab", "answer", "correct", "run's value", "hint opened", "after seeing the "
-                "solution", "source", "at (UTC)", "first attempt", "settings differing from the exercise's"])
+                "solution", "source", "at (UTC)", "first attempt", "settings differing from the exercise's",
+                "figures on the page"])
     firsts = {id(a) for a in classroom.first_attempts(attempts).values()}
     for a in attempts:
         ex = BANK.get(a["exercise"])
         w.writerow([csv_cell(a["name"]), a["exercise"], ex.lab if ex else "", csv_cell(a["answer"]), a["correct"],
                     a["computed"], a["hint_seen"], a["after_solution"], a["source"], iso_time(a["at"]),
-                    id(a) in firsts, "; ".join(f"{k}={v}" for k, (v, _) in differs(a).items())])
+                    id(a) in firsts, "; ".join(f"{k}={v}" for k, (v, _) in differs(a).items()),
+                    "" if a.get("figures_shown") is None else a["figures_shown"]])
     w.writerow([])
     keys = summary.varying([r.config for r in runs])
     w.writerow(["learner", "run", "epoch", "train perplexity", "validation perplexity", "run ended", *keys,
