@@ -35,6 +35,8 @@ def warm_up() -> bool:
     starts no further piece, and the RNN's pass over the held-out text ends at its next step (core.nn.interrupt)."""
     stop = threading.Event()
     threading._register_atexit(stop.set)   # called before the interpreter joins this thread at exit
+    from ui.serve import quiet_logs
+    quiet_logs()                           # its cached computations run outside any page: no warning for that
 
     def work():
         try:

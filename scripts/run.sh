@@ -3,8 +3,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/python.sh   # PY: this Python, or a .venv when the system Python refuses pip
-echo "run.sh: installing RNN Lab's packages into $PY (the first time: PyTorch, Streamlit and the rest, a few minutes) ..."
+packages=$(grep -Eo '^[A-Za-z0-9_.-]+==[^ #]+' requirements.txt | tr '\n' ' ')
+echo "run.sh: installing RNN Lab's packages into $PY: $packages"
+echo "run.sh: the first time this downloads about 2 GB (PyTorch is most of it) and takes a few minutes; later, seconds."
+started=$SECONDS
 "$PY" -m pip install -q --disable-pip-version-check -r requirements.txt
+echo "run.sh: packages ready after $((SECONDS - started)) s."
 
 # The Time Machine corpus: RNNLAB_CORPUS when set, else a copy beside the clone (as the tests use), else the
 # app's cache or a download on first use. Runs are kept in RNNLAB_RUNS_DIR (default: the cache's runs/).

@@ -108,3 +108,26 @@ def test_a_process_that_ends_does_not_wait_for_the_warm_up(tmp_path):
                           env={**__import__("os").environ, "RNNLAB_WARM_WORKERS": "0"})
     assert done.returncode == 0, done.stderr[-3000:]
     assert "warm-up still running as the process ends: True" in done.stdout
+
+
+def test_the_server_prints_no_line_a_newcomer_takes_for_a_failure():
+    """Issue 63: a first start printed "Did not auto detect external IP" and "Thread 'rnnlab-warm-up': missing
+    ScriptRunContext!" three times. Those lines, as Streamlit logs them (the warm-up's cached computations run in
+    a thread of that name outside any page), are quiet; the same warning from any other thread still shows."""
+    import subprocess
+    import sys
+    code = """
+import threading
+from streamlit import net_util
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+from ui.serve import quiet_logs
+quiet_logs()
+t = threading.Thread(target=get_script_run_ctx, name="rnnlab-warm-up"); t.start(); t.join()
+net_util._LOGGER.warning("Did not auto detect external IP. Please go to %s for debugging hints.", "the docs")
+u = threading.Thread(target=get_script_run_ctx, name="someone-else"); u.start(); u.join()
+"""
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out
+    assert "rnnlab-warm-up" not in out and "external IP" not in out, out
+    assert "Thread 'someone-else': missing ScriptRunContext" in out, out

@@ -21,6 +21,28 @@ APP = Path(__file__).resolve().parents[1] / "app.py"
 IMPORTING: threading.Thread | None = None   # the imports ahead, while they run
 
 
+class _Quiet:
+    """A logging filter for the two lines a newcomer took for failures: Streamlit's "Did not auto detect external
+    IP" (this server has no way out to ask; the Local and Network URLs it prints are the ones that matter) and
+    "missing ScriptRunContext" from the app's own warm-up thread (its cached computations run outside any page,
+    on purpose)."""
+
+    @staticmethod
+    def filter(record) -> bool:
+        text = record.getMessage()
+        return not ("Did not auto detect external IP" in text or
+                    ("missing ScriptRunContext" in text and record.threadName.startswith("rnnlab-")))
+
+
+def quiet_logs() -> None:
+    """Install _Quiet on the loggers that print those lines (once: a second call adds nothing)."""
+    import logging
+    for name in ("streamlit.net_util", "streamlit.runtime.scriptrunner_utils.script_run_context"):
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, _Quiet) for f in logger.filters):
+            logger.addFilter(_Quiet())
+
+
 def import_ahead() -> None:
     """The slow imports of a first page open, done before it (errors are left for the page to report)."""
     try:
@@ -43,6 +65,7 @@ def main(argv: list[str]) -> int:
     from core.runs import launchers
     launchers.warm_start()
     from streamlit.web import cli   # first: Streamlit imports plotly and pandas itself, in this thread
+    quiet_logs()
     IMPORTING = threading.Thread(target=import_ahead, name="rnnlab-import-ahead", daemon=True)
     IMPORTING.start()
     sys.argv = ["streamlit", "run", str(APP), *argv]
