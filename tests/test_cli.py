@@ -26,6 +26,13 @@ def test_a_run_is_saved_where_out_says(tmp_path):
     assert meta.status == "finished" and len(meta.history) == 3
 
 
+def test_a_run_without_out_says_it_kept_nothing(tmp_path):
+    """Issue 63: without --out the run saved nothing and did not say so."""
+    done = subprocess.run(train_command(tmp_path, "--set", "epochs=1"), cwd=ROOT, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0 and "not saved: no --out folder was given" in done.stdout, done.stderr[-2000:]
+
+
 def test_ctrl_c_stops_the_run_and_saves_what_it_learnt(tmp_path):
     proc = subprocess.Popen(train_command(tmp_path, "--set", "epochs=5000", "--out", str(tmp_path / "run")),
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

@@ -126,3 +126,10 @@ def test_the_package_pins_what_the_app_pins():
     for dep in wanted:
         name, _, version = dep.partition("==")
         assert version and pins.get(name) == version, f"{dep}: requirements.txt pins {pins.get(name)}"
+
+
+def test_the_readme_names_where_the_corpus_comes_from():
+    """Issue 63: the corpus's public location, needed to fill deploy/data/, was not in the README."""
+    from core.text.corpus import CORPUS_SHA1 as SHA1, CORPUS_URL
+    text = (ROOT / "README.md").read_text()
+    assert CORPUS_URL in text and SHA1 in text

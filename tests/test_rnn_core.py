@@ -22,6 +22,23 @@ def test_verification_check(result):
     assert result.passed, f"{result.name}: error {result.error} > {result.tolerance} {result.detail}"
 
 
+def test_the_readme_states_the_counts_the_commands_print():
+    """Issue 63: the README said 118 numeric checks (there were 122) and 27 exercises passed (21, and 6 skipped,
+    without the corpus). The counts it states are these: the checks run here and the exercise bank."""
+    import re
+    from apptest_util import ROOT
+    from core.exercises.bank import BANK
+    text = (ROOT / "README.md").read_text()
+    stated = {int(n) for n in re.findall(r"(\d+) numeric checks", text)}
+    stated |= {int(n) for n in re.findall(r'core verify .*"(\d+) passed, 0 failed"', text)}
+    assert stated == {len(RESULTS)}, (stated, len(RESULTS))
+    says = re.search(r'core exercises .*"(\d+) passed, 0 failed"(.*)', text)
+    assert says and int(says.group(1)) == len(BANK), says
+    needs = sum(ex.needs_corpus for ex in BANK.values())
+    if needs:
+        assert f"{len(BANK) - needs} and {needs} skipped without the corpus" in says.group(2), says.group(2)
+
+
 def test_verify_command_prints_summary_and_exits_zero():
     out = subprocess.run([sys.executable, "-m", "core", "verify", "-q"], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr

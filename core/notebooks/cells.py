@@ -12,7 +12,8 @@ from core.labs import PAGES, SETTINGS_OF, controls_of
 MD, CODE = "markdown", "code"
 BOOK = "Dive into Deep Learning (Zhang, Lipton, Li and Smola), chapter 9, Recurrent Neural Networks"
 SETUP = """\
-# Needs the rnnlab package (pip install -e . in a clone of RNN Lab, or pip install rnnlab) and plotly.
+# Needs RNN Lab's core with plotly: in a clone of RNN Lab, `pip install -e .` (as its README says), or the wheel
+# that `python -m build` makes there (`pip install dist/rnnlab-*.whl`). Jupyter itself: `pip install jupyterlab`.
 # The Time Machine is found as the app finds it: RNNLAB_CORPUS, the cache, or a download (sha1 checked).
 import json
 import numpy as np
@@ -80,7 +81,7 @@ def notebook(cells: list[tuple[str, str]]):
     try:
         import nbformat
     except ImportError:
-        raise ValueError("Writing a notebook needs nbformat: pip install nbformat (or pip install rnnlab[notebook])."
+        raise ValueError("Writing a notebook needs nbformat: pip install nbformat (or, in a clone, pip install -e ".[notebook]")."
                          ) from None
     nb = nbformat.v4.new_notebook()
     nb.nbformat_minor = 4          # cells without ids: the same settings always write the same file

@@ -89,6 +89,9 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
+    else:
+        print("not saved: no --out folder was given, so the trained weights were not kept (add --out FOLDER to "
+              "keep them)")
     return 130 if stop.is_set() else 0
 
 
