@@ -60,47 +60,60 @@ def worker_children(pid: int) -> list[int]:
     return found
 
 
+def _app_processes(ports: list[int], seconds: float = 120) -> list[int]:
+    """The pids of the `python -m ui.serve` processes serving these ports (class.sh's children)."""
+    deadline, found = time.time() + seconds, {}
+    while True:
+        for entry in Path("/proc").iterdir():
+            try:
+                cmd = (entry / "cmdline").read_bytes().split(b"\0")
+            except (OSError, ValueError):
+                continue
+            if b"ui.serve" in cmd and b"--server.port" in cmd:
+                port = int(cmd[cmd.index(b"--server.port") + 1])
+                if port in ports:
+                    found[port] = int(entry.name)
+        if len(found) == len(ports) or time.time() >= deadline:
+            return [found[p] for p in ports if p in found]
+        time.sleep(0.2)
+
+
 @pytest.fixture(scope="module")
 def class_site(tmp_path_factory):
-    """Two `python -m ui.serve` (`streamlit run app.py`) processes with one shared run store, behind HAProxy;
-    yields the proxy's URL."""
+    """A class on one machine without Docker, as the README starts it: `bash scripts/class.sh` (two `python -m
+    ui.serve` processes with one shared run store, behind HAProxy); yields the proxy's URL."""
     haproxy = shutil.which("haproxy") or shutil.which("haproxy", path="/usr/sbin:/usr/local/sbin")
     if haproxy is None:
         pytest.fail("HAProxy is not installed: scripts/test.sh installs it (apt-get install haproxy).")
     tmp = tmp_path_factory.mktemp("class-site")
-    procs, ports = [], []
-    for i in (1, 2):
-        port = _free_port()
-        env = dict(os.environ, RNNLAB_CACHE_DIR=str(tmp / f"cache{i}"), RNNLAB_RUNS_DIR=str(tmp / "runs"),
-                   RNNLAB_MAX_CPU_RUNS="1", RNNLAB_WARM_UP="0",   # no page here opens Text to tokens
-                   RNNLAB_WARM_WORKERS="1")   # the deploy as a class gets it: a spare worker each
-        if corpus_path() is not None:
-            env["RNNLAB_CORPUS"] = str(corpus_path())
-        procs.append(subprocess.Popen(
-            [sys.executable, "-m", "ui.serve", "--server.port", str(port),
-             "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false"],
-            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        ports.append(port)
-    APP_PIDS[:] = [p.pid for p in procs]
-    front = _free_port()
-    env = dict(os.environ, LISTEN=f"127.0.0.1:{front}", APP1=f"127.0.0.1:{ports[0]}", APP2=f"127.0.0.1:{ports[1]}")
-    procs.append(subprocess.Popen([haproxy, "-db", "-f", str(ROOT / "deploy" / "haproxy.cfg")], env=env,
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    ports, front = [_free_port(), _free_port()], _free_port()
+    env = dict(os.environ, RNNLAB_CACHE_DIR=str(tmp / "cache"), RNNLAB_RUNS_DIR=str(tmp / "runs"),
+               RNNLAB_MAX_CPU_RUNS="1", RNNLAB_WARM_UP="0",   # no page here opens Text to tokens
+               RNNLAB_WARM_WORKERS="1",   # the deploy as a class gets it: a spare worker each
+               PORT=str(front), HOST="127.0.0.1", APP_PORTS=f"{ports[0]} {ports[1]}")
+    if corpus_path() is not None:
+        env["RNNLAB_CORPUS"] = str(corpus_path())
+    log = open(tmp / "class.log", "w")
+    script = subprocess.Popen(["bash", str(ROOT / "scripts" / "class.sh")], cwd=ROOT, env=env, stdout=log,
+                              stderr=subprocess.STDOUT)
     try:
         for port in ports:
-            assert _healthy(f"http://127.0.0.1:{port}"), "an app process did not become healthy"
+            assert _healthy(f"http://127.0.0.1:{port}", 300), "an app process did not become healthy"
+        APP_PIDS[:] = _app_processes(ports)
         url = f"http://127.0.0.1:{front}"
         assert _healthy(url), "HAProxy did not answer"
         assert _both_up(url), "HAProxy did not send requests to both app processes"
         yield url
     finally:
-        for p in procs:
-            p.terminate()
-        for p in procs:
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        script.terminate()                       # class.sh stops its three processes as it ends
+        try:
+            script.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            script.kill()
+        log.close()
+        said = (tmp / "class.log").read_text()
+        assert "class.sh: RNN Lab for a class on http://localhost:" in said, said[-2000:]
+        assert not _app_processes(ports, seconds=0), "class.sh left an app process running"
 
 
 def remembered(page, seconds: float = 30) -> None:

@@ -81,7 +81,7 @@ def notebook(cells: list[tuple[str, str]]):
     try:
         import nbformat
     except ImportError:
-        raise ValueError("Writing a notebook needs nbformat: pip install nbformat (or, in a clone, pip install -e ".[notebook]")."
+        raise ValueError("Writing a notebook needs nbformat: pip install nbformat (or, in a clone, pip install -e '.[notebook]')."
                          ) from None
     nb = nbformat.v4.new_notebook()
     nb.nbformat_minor = 4          # cells without ids: the same settings always write the same file

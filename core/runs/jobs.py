@@ -24,60 +24,19 @@ import secrets
 import threading
 import time
 import traceback
-from dataclasses import dataclass, field
 from typing import Callable
 
 import torch
 
 from core.runs import launchers, store
 from core.runs.config import TrainConfig
-from core.runs.launchers import Ended, Message, Reported, Saved, Trainer
-from core.runs.record import EpochSample, Progress, Status
+from core.runs.job import Job
+from core.runs.launchers import Ended, Message, Reported, Saved
+from core.runs.record import Progress, Status
 
 MODES = tuple(launchers.LAUNCHERS)
 
 _ids = itertools.count(1)
-
-
-@dataclass
-class Job:
-    id: int
-    name: str
-    session_id: str                         # who started it (one run per device at a time each)
-    config: TrainConfig
-    device: str
-    status: Status = Status.STARTING
-    message: str = ""
-    progress: Progress | None = None
-    result: store.StoredRun | None = None   # once saved: its numbers; weights are read from its folder on demand
-    stop_event: threading.Event = field(default_factory=threading.Event)   # set once a stop was asked for
-    token: str = field(default_factory=lambda: secrets.token_urlsafe(9))   # the run's address: ?run=TOKEN
-    unwatched_since: float | None = None   # when the last session watching it was first seen gone (None: watched)
-    watchers: set = field(default_factory=set)   # sessions that have it open: its starter, tabs opening its address
-    followed: bool = False                  # trained by another web process (followed in the store): takes no slot
-    thread: threading.Thread | None = None  # the follower
-    trainer: Trainer | None = None          # what trains it (launchers): a process, a thread, a Ray task
-
-    text: str | None = None                 # the training text, held only while the run waits in the queue
-    on_saved: Callable[[str, store.StoredRun], None] | None = None   # (token, saved run): once, by its follower
-
-    @property
-    def active(self) -> bool:
-        """Waiting or training: something the page shows can still change."""
-        return self.status.active
-
-    @property
-    def training(self) -> bool:
-        return self.status.training
-
-    @property
-    def stopping(self) -> bool:
-        return self.active and self.stop_event.is_set()
-
-    @property
-    def samples(self) -> list[EpochSample]:
-        """The samples written after each epoch so far."""
-        return self.progress.samples if self.progress else []
 
 
 class JobManager:
@@ -217,9 +176,9 @@ class JobManager:
                     return
                 self.queue.remove(nxt)
                 text, nxt.text = nxt.text, None
-                if self.unwatched_for(nxt) > self.abandon_after or store.stop_requested(nxt.token):
-                    nxt.status, nxt.message = Status.STOPPED, ("cancelled before it started: " + (
-                        "stopped by the teacher" if store.stop_requested(nxt.token) else "no one was watching"))
+                if (asked := store.stop_requested(nxt.token)) or self.unwatched_for(nxt) > self.abandon_after:
+                    why = "someone stopped it" if asked else "no one was watching"
+                    nxt.status, nxt.message = Status.STOPPED, f"cancelled before it started: {why}"
                     store.set_state(nxt.token, nxt.status, nxt.message)
                     continue
                 nxt.status = Status.STARTING
@@ -279,17 +238,17 @@ class JobManager:
         self._request_stop(job)
 
     def stop_key(self, token: str) -> None:
-        """Stop the run with this key wherever it trains or waits (a teacher's Stop): this server's own run at
-        once; another web process's through the store, where its trainer or its queue looks."""
-        with self.lock:
-            job = next((j for j in self.jobs.values() if secrets.compare_digest(j.token, token)), None)
+        """Stop the run with this key wherever it trains or waits (a teacher's Stop): this server's own at once,
+        another web process's through the store, where its trainer and its queue look."""
+        job = self._by_key(token)
         if job is not None:
             self.stop(job.id)
         elif store.is_key(token):
-            try:
-                store.request_stop(token)
-            except (OSError, ValueError):
-                pass
+            store.request_stop(token)
+
+    def _by_key(self, token: str) -> Job | None:
+        with self.lock:
+            return next((j for j in self.jobs.values() if secrets.compare_digest(j.token, token)), None)
 
     def for_session(self, session_id: str) -> list[Job]:
         """The session's runs (pages call this on every rerun, so it also drops runs abandoned long enough, and
@@ -312,12 +271,10 @@ class JobManager:
         restart); None if there is none, ValueError naming a damaged file of it."""
         if not store.is_key(token):   # not a run's key at all (compare_digest also needs ASCII)
             return None
-        with self.lock:
-            for job in self.jobs.values():
-                if secrets.compare_digest(job.token, token):
-                    job.watchers.add(session_id)
-                    job.unwatched_since = None
-                    return job
+        if (job := self._by_key(token)) is not None:
+            job.watchers.add(session_id)
+            job.unwatched_since = None
+            return job
         live = store.read_live(token)
         return None if live is None else self._from_store(live, session_id)
 

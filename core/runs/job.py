@@ -1,0 +1,54 @@
+"""A training run as the server keeps it (core.runs.jobs): its settings, where it stands, what it reported, its
+store folder's token, and who watches it."""
+from __future__ import annotations
+
+import secrets
+import threading
+from dataclasses import dataclass, field
+from typing import Callable
+
+from core.runs import store
+from core.runs.config import TrainConfig
+from core.runs.launchers import Trainer
+from core.runs.record import EpochSample, Progress, Status
+
+
+@dataclass
+class Job:
+    id: int
+    name: str
+    session_id: str                         # who started it (one run per device at a time each)
+    config: TrainConfig
+    device: str
+    status: Status = Status.STARTING
+    message: str = ""
+    progress: Progress | None = None
+    result: store.StoredRun | None = None   # once saved: its numbers; weights are read from its folder on demand
+    stop_event: threading.Event = field(default_factory=threading.Event)   # set once a stop was asked for
+    token: str = field(default_factory=lambda: secrets.token_urlsafe(9))   # the run's address: ?run=TOKEN
+    unwatched_since: float | None = None   # when the last session watching it was first seen gone (None: watched)
+    watchers: set = field(default_factory=set)   # sessions that have it open: its starter, tabs opening its address
+    followed: bool = False                  # trained by another web process (followed in the store): takes no slot
+    thread: threading.Thread | None = None  # the follower
+    trainer: Trainer | None = None          # what trains it (launchers): a process, a thread, a Ray task
+
+    text: str | None = None                 # the training text, held only while the run waits in the queue
+    on_saved: Callable[[str, store.StoredRun], None] | None = None   # (token, saved run): once, by its follower
+
+    @property
+    def active(self) -> bool:
+        """Waiting or training: something the page shows can still change."""
+        return self.status.active
+
+    @property
+    def training(self) -> bool:
+        return self.status.training
+
+    @property
+    def stopping(self) -> bool:
+        return self.active and self.stop_event.is_set()
+
+    @property
+    def samples(self) -> list[EpochSample]:
+        """The samples written after each epoch so far."""
+        return self.progress.samples if self.progress else []
