@@ -182,13 +182,20 @@ def measure_all(base: str, browser, tiny: bool) -> dict[str, tuple[float, float]
     return out
 
 
-def teacher_sees(page, base: str, answers: int, report: bool = False) -> tuple[float, float]:
+def teacher_sees(page, base: str, answers: int, report: bool = False, with_run: bool = False) -> tuple[float, float]:
     """The class view open on the teacher's page; `answers` learners answer one at a time, a moment apart; returns
     the median and the worst seconds until the view counts each (the class records are the server's:
     RNNLAB_RUNS_DIR). report: print every delay and how many took over 2 s (issue 63's stalls)."""
     from core import classroom
     info = classroom.create_class("Waits")
     tokens = [classroom.join(info.join_code, f"Learner {i + 1}") for i in range(answers)]
+    if with_run:                 # a learner's run training meanwhile: the view's runs chart redraws every 3 s too
+        from core.runs import store
+        from core.runs.config import PRESETS
+        from core.runs.record import Status
+        store.create("waitsrun0001", PRESETS["tiny"].config, "tiny #1", "cpu")
+        store.set_state("waitsrun0001", Status.RUNNING)
+        classroom.record_run(tokens[0], "waitsrun0001", "tiny #1", PRESETS["tiny"].config.to_dict())
     page.goto(f"{base}/classroom?{urlencode(query('classroom', {'shown': 'gf_thirty'}, teacher=info.teacher_token))}")
     page.locator("[aria-label*='No one of the']").wait_for(state="attached", timeout=120_000)
     quiet(page)
@@ -207,7 +214,7 @@ def teacher_sees(page, base: str, answers: int, report: bool = False) -> tuple[f
     return statistics.median(delays), max(delays)
 
 
-def teacher_only(answers: int) -> None:
+def teacher_only(answers: int, with_run: bool = False) -> None:
     """--teacher N: only the teacher's live view, on a fresh idle server, N answers one at a time."""
     from playwright.sync_api import sync_playwright
     scratch = tempfile.TemporaryDirectory()
@@ -218,7 +225,7 @@ def teacher_only(answers: int) -> None:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM)
             teacher_sees(browser.new_page(viewport={"width": 1400, "height": 1000}),
-                         f"http://127.0.0.1:{server.port}", answers, report=True)
+                         f"http://127.0.0.1:{server.port}", answers, report=True, with_run=with_run)
             browser.close()
     finally:
         server.stop()
@@ -307,9 +314,10 @@ def main() -> None:
     ap.add_argument("--press-epochs", type=int, default=1)
     ap.add_argument("--teacher", type=int, default=0, help="only the teacher's live view: this many answers, one at "
                     "a time, each timed until the view counts it (issue 63: every one within 2 s)")
+    ap.add_argument("--with-run", action="store_true", help="with --teacher: a learner's run training meanwhile")
     args = ap.parse_args()
     if args.teacher:
-        teacher_only(args.teacher)
+        teacher_only(args.teacher, args.with_run)
         return
     if args.presses:
         report_presses(args.presses, args.within, args.press_epochs)

@@ -150,3 +150,14 @@ def test_each_page_offers_its_notebook_at_its_settings(lab):
     assert {"forecasting": "Window τ (tau) = 8, Noise σ (sigma) = 0" in said,
             "chapter": "Act = 5" in said and "= 1.5" in said,
             "training": "= tiny" in said and "= 0.05" in said}[lab], said
+
+
+def test_the_command_refuses_what_the_page_refuses(tmp_path, capsys):
+    """Issue 63: the RNN cell page refuses letter=z for 'machine', and python -m core notebook wrote a notebook
+    with it (which then failed); a preset that does not exist was taken too. Both are refused in words now, and
+    no file is written."""
+    out = tmp_path / "nb.ipynb"
+    assert cli.main(["rnn_cell", "--set", "letter=z", "--out", str(out)]) == 2
+    assert "feeds in only the letters 'm', 'a', 'c', 'h', 'i', 'n'" in capsys.readouterr().err and not out.exists()
+    assert cli.main(["training", "--set", "preset=nope", "--out", str(out)]) == 2 and not out.exists()
+    assert cli.main(["rnn_cell", "--set", "letter=h", "--out", str(out)]) == 0 and out.exists()

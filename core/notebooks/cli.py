@@ -48,6 +48,15 @@ def parse_sets(page: str, pairs: list[str]) -> dict:
     return values
 
 
+def check_computes(page: str, values: dict) -> None:
+    """Run the lab's computation once at these settings, as the notebook's first cells will (a lab that trains
+    excepted): a value the lab refuses (a letter its word does not feed in) is said now, in the lab's words,
+    instead of failing inside the notebook."""
+    entry = PAGES[page]
+    if entry.lab and entry.module is not None and not getattr(entry.module, "TRAINS", False):
+        entry.module.compute(entry.module.Settings(**cells.settings_of(page, values)))
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m core notebook", description=__doc__.split("\n\n")[0])
     parser.add_argument("lab", help=f"one of {', '.join(pages_with_notebooks())}")
@@ -57,6 +66,7 @@ def main(argv: list[str]) -> int:
     try:
         values = parse_sets(args.lab, args.set) if args.lab in pages_with_notebooks() else {}
         nb = build(args.lab, values)
+        check_computes(args.lab, values)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
