@@ -15,7 +15,7 @@ from core import classroom
 from core.classroom import summary
 from core.exercises import types as core_ex
 from core.exercises.bank import BANK
-from core.figures import chart_text, csv_cell, iso_time, style
+from core.figures import chart_text, csv_cell, iso_time, log_ticks, number_ticks, style
 from core.runs import store
 from core.runs.record import Status
 from core.settings import setting
@@ -148,12 +148,18 @@ def sweep_figure(points: list[summary.SweepPoint], key: str) -> go.Figure:
     values = [p.value for p in points]
     log_x = min(values) > 0 and max(values) / min(values) >= 10
     fig = style(fig, None, key, "final validation perplexity", height=380, log_y=True, log_x=log_x)
-    for p in points:
+    for p in points:       # a diverged run: a line at its value (Plotly places a line by x, a label by log x)
         if p.diverged:
-            fig.add_vline(x=math.log10(p.value) if log_x else p.value, line_dash="dot", line_color=RED,
-                          annotation_text=f"{chart_text(p.learner, 20)}: diverged", annotation_position="top",
-                          annotation_font_color=RED)
-    return fig
+            fig.add_shape(type="line", xref="x", x0=p.value, x1=p.value, yref="y domain", y0=0, y1=1,
+                          line=dict(dash="dot", color=RED))
+            fig.add_annotation(text=f"{chart_text(p.learner, 20)}: diverged", showarrow=False, font_color=RED,
+                               xref="x", x=math.log10(p.value) if log_x else p.value, yref="y domain", y=1,
+                               yanchor="bottom")
+    if log_x:
+        number_ticks(fig, "x", log_ticks(min(values), max(values)))
+    lo, hi = (math.log10(min(values)), math.log10(max(values))) if log_x else (min(values), max(values))
+    pad = 0.08 * (hi - lo) if hi > lo else (0.3 if log_x else max(abs(lo) * 0.1, 0.1))
+    return fig.update_xaxes(range=[lo - pad, hi + pad])      # every learner's value in view, diverged or not
 
 
 def runs_summary(runs: list[classroom.ClassRun]) -> str:
