@@ -87,7 +87,9 @@ def headline(ex: core_ex.Exercise, firsts: list[dict], learners: int) -> None:
 
 
 def live_runs(info: classroom.ClassInfo) -> None:
-    """class_runs, read again on each of its fragment's reruns (while a learner's run trains)."""
+    """class_runs, read again on each of its fragment's reruns (while a learner's run trains); a change in the
+    class reruns the whole view at once."""
+    class_tools.rerun_if_changed(info, since_read=True)
     class_runs(reports.run_histories(info))
 
 

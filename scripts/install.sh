@@ -4,7 +4,7 @@ packages=$(grep -Eo '^[A-Za-z0-9_.-]+==[^ #]+' requirements.txt | tr '\n' ' ')
 echo "$1: installing RNN Lab's packages into $PY: $packages"
 echo "$1: the first time this downloads about 2 GB (PyTorch is most of it) and takes a few minutes; later, seconds."
 started=$SECONDS
-"$PY" -m pip install -q --disable-pip-version-check -r requirements.txt
+"$PY" -m pip install -q --disable-pip-version-check --root-user-action=ignore -r requirements.txt
 echo "$1: packages ready after $((SECONDS - started)) s."
 
 # The Time Machine corpus: RNNLAB_CORPUS when set, else a copy beside the clone (as the tests use), else the

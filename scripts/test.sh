@@ -18,7 +18,7 @@ fi
 
 # requirements-ray.txt is optional for the app, but CI runs the Ray backend's tests on a local Ray instance.
 echo "test.sh: installing the test packages into $PY (the first time: a few minutes) ..."
-"$PY" -m pip install -q --disable-pip-version-check -r requirements-test.txt -r requirements-ray.txt
+"$PY" -m pip install -q --disable-pip-version-check --root-user-action=ignore -r requirements-test.txt -r requirements-ray.txt
 
 # The Time Machine corpus: tests use a local copy when one is there (never the network).
 if [ -z "${RNNLAB_CORPUS:-}" ] && [ -f ../shared/data/timemachine.txt ]; then

@@ -131,3 +131,35 @@ u = threading.Thread(target=get_script_run_ctx, name="someone-else"); u.start();
     assert done.returncode == 0, out
     assert "rnnlab-warm-up" not in out and "external IP" not in out, out
     assert "Thread 'someone-else': missing ScriptRunContext" in out, out
+
+
+def test_run_sh_says_what_it_installs_and_starts_without_an_alarming_line(tmp_path):
+    """Issue 63: a newcomer's `bash scripts/run.sh` was silent through pip, then printed lines that look like
+    failures. It names the packages, says how long they took, and the server starts with no WARNING line."""
+    import os
+    import subprocess
+    import time
+    import urllib.request
+    from conftest import _free_port
+    port = _free_port()
+    log = tmp_path / "run.log"
+    env = dict(os.environ, RNNLAB_RUNS_DIR=str(tmp_path / "runs"), RNNLAB_CACHE_DIR=str(tmp_path / "cache"),
+               RNNLAB_WARM_WORKERS="0")
+    with open(log, "w") as out:
+        proc = subprocess.Popen(["bash", str(ROOT / "scripts" / "run.sh"), "--server.port", str(port)], cwd=ROOT,
+                                env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            deadline = time.time() + 600
+            while time.time() < deadline and "You can now view" not in log.read_text():
+                assert proc.poll() is None, log.read_text()[-3000:]
+                time.sleep(0.5)
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=30) as r:
+                assert r.read() == b"ok"
+        finally:
+            os.killpg(proc.pid, 15)
+            proc.wait(timeout=30)
+    said = log.read_text()
+    assert "run.sh: installing RNN Lab's packages into" in said and "torch==" in said, said[-3000:]
+    assert "packages ready after" in said and "starting RNN Lab on" in said, said[-3000:]
+    assert not [line for line in said.splitlines() if "WARNING" in line or "Did not auto detect" in line or
+                "missing ScriptRunContext" in line], said[-3000:]

@@ -84,19 +84,25 @@ def watch(info: classroom.ClassInfo) -> None:
 
     @st.fragment(run_every=POLL_S)
     def poll() -> None:
-        if st.session_state.get(_INLINE):    # drawn with the page: it is the page's run that draws the view
-            return
-        try:
-            now = classroom.version(info.id)
-        except ValueError:
-            return
-        if now != st.session_state.get(VERSION):
-            st.rerun()
+        if not st.session_state.get(_INLINE):    # drawn with the page: it is the page's run that draws the view
+            rerun_if_changed(info)
     st.session_state[_INLINE] = True
     try:
         poll()
     finally:
         st.session_state[_INLINE] = False
+
+
+def rerun_if_changed(info: classroom.ClassInfo, since_read: bool = False) -> None:
+    """Rerun the whole view when the class changed since it was drawn in full (since_read: since the page's last
+    run began, as a fragment drawn inside that run asks). The poll asks every POLL_S, and so does the runs' own
+    fragment (it redraws every few seconds while a run trains), so a change waits for neither."""
+    try:
+        now = classroom.version(info.id)
+    except ValueError:
+        return
+    if now != st.session_state.get(_READ if since_read else VERSION):
+        st.rerun()
 
 
 def drawn() -> None:
