@@ -8,7 +8,7 @@ import streamlit as st
 from core import classroom
 from core.exercises.bank import BANK
 from core.labs import controls_of, url_query
-from ui import exercises, url_state
+from ui import attempts, exercises, url_state
 from core.labs import LABS
 from ui.common import plain
 
@@ -16,8 +16,8 @@ LAB_TITLES = {**{lab.key: lab.title for lab in LABS}, "chapter": "The chapter (A
 
 
 def overview_table() -> pd.DataFrame:
-    done = exercises.progress()
-    assigned = exercises.class_assignment()
+    done = attempts.progress()
+    assigned = attempts.class_assignment()
     rows = []
     for key, ex in BANK.items():
         row = done.get(key)
@@ -33,9 +33,9 @@ def overview_table() -> pd.DataFrame:
 
 
 def score() -> None:
-    done = exercises.progress(fresh=True)   # drawn first: reads the records again (answers from other tabs too)
+    done = attempts.progress(fresh=True)   # drawn first: reads the records again (answers from other tabs too)
     firsts = {k: r for k, r in done.items() if not r.get("restored")}
-    assigned = exercises.class_assignment()
+    assigned = attempts.class_assignment()
     score = classroom.summary.score(firsts, list(BANK), assigned)
     c1, c2, c3 = st.columns(3)
     c1.metric("Answered", f"{len(done)} of {len(BANK)}")
