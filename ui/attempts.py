@@ -10,6 +10,7 @@ import streamlit as st
 
 from core import classroom
 from core.exercises import types as core_ex
+from core.exercises.bank import BANK
 from core.labs import url_query
 from ui import learner
 
@@ -91,9 +92,13 @@ def class_assignment() -> set[str]:
         return set()
 
 
+# Each exercise's own setup as its lab's address writes it (URL key -> text): fixed by the bank, worked out once.
+SETUP = {k: url_query(ex.lab, ex.url) for k, ex in BANK.items()}
+
+
 def page_settings(ex: core_ex.Exercise) -> dict:
     """The page's values (as the URL carries them) of the controls the exercise sets up."""
-    return {key: st.query_params.get(key, "") for key in url_query(ex.lab, ex.url)}
+    return {key: st.query_params.get(key, "") for key in SETUP[ex.key]}
 
 
 def keep(ex: core_ex.Exercise, answer, correct: bool, computed, source: str = "check",

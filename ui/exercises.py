@@ -143,6 +143,12 @@ def assignment_query(ex: core_ex.Exercise) -> dict:
     return query(ex.lab, ex.url, exercise=ex.key)
 
 
+# Each exercise opened on its own (the card's button): its assignment's query and its lab's controls' URL keys,
+# fixed by the bank and the registry, so worked out once here rather than on every card drawn.
+OPEN_ON_ITS_OWN = {k: (assignment_query(ex), tuple(s.key for s in controls_of(ex.lab).values()))
+                   for k, ex in BANK.items()}
+
+
 def link(ex: core_ex.Exercise, hide: list[str] | tuple = ()) -> str:
     """The relative URL of an assignment, with the controls to hide."""
     from urllib.parse import urlencode
@@ -198,7 +204,7 @@ def card(ex: core_ex.Exercise, where: str = "lab") -> None:
         if assigned_quietly(ex.lab) is None and st.button(
                 "Open it on its own: the lab set up for it, figures hidden until you check", key=f"ex.{ex.key}.open",
                 icon=":material/open_in_new:", type="tertiary"):
-            url_state.open_here(assignment_query(ex), controls_of(ex.lab).values())   # the card sits on its lab
+            url_state.open_here(*OPEN_ON_ITS_OWN[ex.key])   # the card sits on its lab
         if st.button("Check", key=f"ex.{ex.key}.check", disabled=answer is None, type="primary"):
             try:
                 sol = _solve(ex)

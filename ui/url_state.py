@@ -91,13 +91,13 @@ def move_to(s: Setting, value: Any) -> None:
     st.query_params[s.key] = as_text(value)
 
 
-def open_here(query: dict[str, str], controls) -> None:
+def open_here(query: dict[str, str], keys) -> None:
     """Open the page the learner is on at another address, in the same session: Streamlit's link to the page one
-    is already on changes nothing, so the address becomes query, these controls forget their values so that they
-    take the address's, and the page runs again."""
+    is already on changes nothing, so the address becomes query, the controls with these URL keys forget their
+    values so that they take the address's, and the page runs again."""
     st.query_params.from_dict(query)
-    for s in controls:
-        key = _ns(s.key)
+    for url_key in keys:
+        key = _ns(url_key)
         st.session_state.pop(key, None)
         _kept().pop(key, None)
         st.session_state.get(_WRITTEN_KEY, {}).pop(key, None)
