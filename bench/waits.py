@@ -32,7 +32,7 @@ What is timed, from the click or key press:
 from __future__ import annotations
 
 # tests/test_benches.py runs this bench at a tiny size (RNNLAB_BENCH_TINY=1) with each argument list here
-TINY_RUNS = [[], ["--teacher", "3"]]
+TINY_RUNS = [[]]
 NEEDS_CORPUS = True
 
 
