@@ -49,7 +49,7 @@ class Timer:
 
     def __init__(self, device: str = "cpu"):
         self.seconds = {p: 0.0 for p in PHASES}
-        self.blocks = False   # whether the steps went through core.nn.shards
+        self.blocks = False   # whether the steps went through core.nn.blocks
         self.device = device
 
     def wrap(self, phase, fn):
@@ -76,9 +76,9 @@ def profiled_run(config, data):
             return loss, state, timer.wrap(PHASES[1], backward)
         return timed
 
-    # a run in batch blocks (core.nn.shards) computes each block's forward and backward in one go: both are in the
+    # a run in batch blocks (core.nn.blocks) computes each block's forward and backward in one go: both are in the
     # forward phase, and its backward phase only hands the summed gradients over
-    patched = [(loop.RNNLM, "training_loss", False), (loop.Shards, "training_loss", True),
+    patched = [(loop.RNNLM, "training_loss", False), (loop.Blocks, "training_loss", True),
                (loop, "clip_gradients", PHASES[2]), (loop.PlainSGD, "step", PHASES[3]),
                (loop.PlainAdamW, "step", PHASES[3]), (loop, "evaluate", PHASES[4]), (loop, "sample", PHASES[5])]
     originals = [getattr(owner, name) for owner, name, _ in patched]
@@ -169,8 +169,8 @@ def main() -> None:
              else f"the CPU ({threads} thread{'s' if threads > 1 else ''})")
     print(f"{args.preset} preset, {config.epochs} epochs on {where}, "
           f"median of {len(runs)} runs; validation perplexity {runs[0][2].final.val_ppl:.3f}")
-    if runs[0][3]:   # the run went through core.nn.shards
-        phases = {(f"forward and backward, {config.shards} blocks" if p == PHASES[0] else
+    if runs[0][3]:   # the run went through core.nn.blocks
+        phases = {(f"forward and backward, {config.blocks} blocks" if p == PHASES[0] else
                    "backward: the blocks' gradients handed over" if p == PHASES[1] else p): v
                   for p, v in phases.items()}
     rows = [("Python start and imports (a fresh process)", imports), ("preparing the data", prep),

@@ -223,12 +223,14 @@ def test_a_stored_run_is_recognised_with_the_defaults_of_settings_added_later():
     recognise it and retrained. A setting a stored run does not name gets its default; any other difference, or a
     setting that is not a run's, is another run."""
     cfg = passage.config(0)
-    older = {k: v for k, v in cfg.to_dict().items() if k != "shards"}      # shards came later; default 1
+    older = {k: v for k, v in cfg.to_dict().items() if k != "blocks"}      # blocks came later; default 1
     assert cfg.same_run(older) and cfg.same_run(cfg.to_dict())
     assert not cfg.same_run({k: v for k, v in cfg.to_dict().items() if k != "threads"})   # default 0, not 1
     assert not cfg.same_run({**cfg.to_dict(), "lr": 1.0})
     assert not cfg.same_run({**cfg.to_dict(), "unheard_of": 1})
     assert cfg.same_run(passage_store.load_baked().meta.config)           # the shipped run is this one
+    renamed = {("shards" if k == "blocks" else k): v for k, v in cfg.to_dict().items()}
+    assert cfg.same_run(renamed)              # a run stored before "shards" became "blocks" is read by its new name
 
 
 def test_the_forcing_exercise_reads_the_stored_run_act_four_draws(corpus_text):

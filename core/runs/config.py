@@ -74,7 +74,7 @@ class TrainConfig:
     threads: int = setting(0, "CPU threads (0 = the process's)", "Threads a run on the CPU uses. A fixed count "
                            "repeats a run to the last digit on one machine whatever its cores: a matrix product "
                            "splits its sums by thread.", lo=0, hi=256)
-    shards: int = setting(1, "Batch blocks", "A batch's rows cut into this many blocks, each computed on one CPU "
+    blocks: int = setting(1, "Batch blocks", "A batch's rows cut into this many blocks, each computed on one CPU "
                           "thread and, where the run has the threads, in a process of its own (one tanh layer over "
                           "one-hot tokens on the book split, on the CPU; other runs ignore it). The numbers depend on "
                           "the blocks, not on the threads.", lo=1, hi=16)
@@ -99,7 +99,9 @@ class TrainConfig:
     @classmethod
     def from_dict(cls, d: dict) -> "TrainConfig":
         """The settings a stored run was trained with. A setting the run does not name is one added after it was
-        stored, and gets its default (what every run had before the setting existed)."""
+        stored, and gets its default (what every run had before the setting existed); one it names by an older
+        name (RENAMED) is read by its name now."""
+        d = {RENAMED.get(k, k): v for k, v in d.items()}
         names = {f.name for f in fields(cls)}
         unknown = set(d) - names
         if unknown:
@@ -115,6 +117,7 @@ class TrainConfig:
             return False
 
 
+RENAMED = {"shards": "blocks"}   # a setting's older name, as runs stored before the rename have it -> its name now
 SETTINGS: dict[str, Setting] = declared(TrainConfig)
 FORM_SETTINGS: tuple[str, ...] = tuple(n for n, s in SETTINGS.items() if s.group)
 
@@ -129,7 +132,7 @@ class Preset:
 
 PRESETS: dict[str, Preset] = {p.name: p for p in (
     Preset("book", "Book", "The book's run: characters, 10,000 training windows of 32, 32 hidden units, SGD at "
-           "lr 1, 100 epochs.", TrainConfig(init="book", shards=2)),   # two blocks: both cores of a small machine
+           "lr 1, 100 epochs.", TrainConfig(init="book", blocks=2)),   # two blocks: both cores of a small machine
     Preset("bpe", "BPE", "RNN Lab's own subword setup (the chapter trains on characters only): byte-level BPE "
            "with 1,024 tokens, embedding 64, 128 hidden units, 10 epochs.",
            TrainConfig(tokenizer="bpe", bpe_vocab=1024, embed_dim=64, hidden_size=128, lr=4.0, epochs=10,
@@ -156,6 +159,7 @@ def with_overrides(base: TrainConfig, items: Sequence[str], **fixed) -> TrainCon
     overrides = dict(fixed)
     for item in items:
         name, sep, value = item.partition("=")
+        name = RENAMED.get(name, name)
         if name not in SETTINGS:
             raise ValueError(f"unknown setting {short(name)} (use NAME=VALUE with one of: {', '.join(SETTINGS)})")
         if not sep:

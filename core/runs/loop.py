@@ -27,7 +27,7 @@ from core.nn.device import cpu_threads, resolve_device
 from core.nn.interrupt import Interrupted, interruptible
 from core.nn.optim import CosineSchedule, PlainAdamW, PlainSGD
 from core.nn.models import RNNLM, clip_gradients, detach_state, perplexity, stream_cross_entropy
-from core.nn.shards import Shards, eligible
+from core.nn.blocks import Blocks, eligible
 from core.nn.sampling import LanguageModel, sample
 
 LN2 = math.log(2.0)
@@ -65,7 +65,7 @@ def train(config: TrainConfig, text: str | None = None, on_progress: Callable[[P
 
     keep_best: end with the weights of the epoch with the lowest validation loss (early stopping).
     helpers: False computes every batch block in this process (a process with threads of its own to protect, such as
-    a Ray worker; the same numbers, see run_shards)."""
+    a Ray worker; the same numbers, see run_blocks)."""
     if not isinstance(config, TrainConfig):
         raise ValueError("train needs a TrainConfig.")
     device = resolve_device(config.device)
@@ -82,8 +82,8 @@ def _train(config: TrainConfig, device: torch.device, text: str | None, on_progr
         check_fits(config, len(data.vocab), device)
         keep_freed_memory(largest_block(config, len(data.vocab)))
         net = build_model(config, len(data.vocab), device)
-        with run_shards(config, net, device, len(data.vocab), helpers) as shards, cpu_threads(1 if shards else 0):
-            run = Run(config, data, net, device, on_progress, report_every, stop_event, shards)
+        with run_blocks(config, net, device, len(data.vocab), helpers) as blocks, cpu_threads(1 if blocks else 0):
+            run = Run(config, data, net, device, on_progress, report_every, stop_event, blocks)
             start_ce = run.starting_cross_entropy()
             run.record(0, start_ce)
             run.report(0, start_ce)
@@ -99,23 +99,23 @@ def _train(config: TrainConfig, device: torch.device, text: str | None, on_progr
 
 
 @contextlib.contextmanager
-def run_shards(config: TrainConfig, net: RNNLM, device: torch.device, vocab_size: int, helpers: bool = True):
-    """The run's batch blocks (core.nn.shards), with a helper process for each block after the first up to the run's
+def run_blocks(config: TrainConfig, net: RNNLM, device: torch.device, vocab_size: int, helpers: bool = True):
+    """The run's batch blocks (core.nn.blocks), with a helper process for each block after the first up to the run's
     CPU threads (none when helpers is False or RNNLAB_BLOCK_HELPERS=0: the same numbers in this process alone);
-    None for one block or a model they do not apply to (core.nn.shards.eligible)."""
+    None for one block or a model they do not apply to (core.nn.blocks.eligible)."""
     if not in_blocks(config, net, device):
         yield None
         return
     rows = max(config.batch_size, chunk_windows(config, vocab_size))
     helpers = helpers and os.environ.get("RNNLAB_BLOCK_HELPERS", "1") != "0"
     processes = torch.get_num_threads() if helpers else 1
-    with Shards(net, config.shards, processes, -(-rows // config.shards) * config.num_steps) as shards:
-        yield shards
+    with Blocks(net, config.blocks, processes, -(-rows // config.blocks) * config.num_steps) as blocks:
+        yield blocks
 
 
 def in_blocks(config: TrainConfig, net: RNNLM, device: torch.device) -> bool:
     """Whether the run computes its batches in blocks: more than one asked for, the book split, a model they fit."""
-    return config.shards > 1 and config.split == "book" and eligible(net, device)
+    return config.blocks > 1 and config.split == "book" and eligible(net, device)
 
 
 def build_model(config: TrainConfig, vocab_size: int, device: torch.device) -> RNNLM:
@@ -154,13 +154,13 @@ def diverged(loss_value: float, blowup: float, step: int) -> Stop | None:
 
 @torch.inference_mode()
 def evaluate(net: RNNLM, data: Data, config: TrainConfig, device: torch.device, streams: int = 16,
-             part: str = "val", shards: Shards | None = None) -> float:
+             part: str = "val", blocks: Blocks | None = None) -> float:
     """Mean validation cross-entropy (nats per token). Book split: every window from a zero state, by the run's
-    batch blocks (shards: its helpers; by default this process alone, with the same numbers).
+    batch blocks (blocks: its helpers; by default this process alone, with the same numbers).
     Whole split: the held-out text as `streams` parallel pieces, state carried across each.
     part="train" scores (up to 2,048 of) the book split's training windows instead (the start of a run)."""
-    if shards is None and in_blocks(config, net, device):
-        shards = Shards(net, config.shards)
+    if blocks is None and in_blocks(config, net, device):
+        blocks = Blocks(net, config.blocks)
     net.eval()
     total, count = 0.0, 0
     if config.split == "book":
@@ -168,7 +168,7 @@ def evaluate(net: RNNLM, data: Data, config: TrainConfig, device: torch.device, 
         chunk = math.ceil(n / math.ceil(n / chunk_windows(config, len(data.vocab))))
         for i in range(0, n, chunk):
             x, y = (t.to(device) for t in book_windows(data, part, slice(i, min(n, i + chunk))))
-            total += shards.loss_sum(x, y) if shards else float(net.loss(x, y, reduction="sum")[0])
+            total += blocks.loss_sum(x, y) if blocks else float(net.loss(x, y, reduction="sum")[0])
             count += y.numel()
     else:
         total, count = stream_cross_entropy(net, data.val_ids, device, streams, chunk=256)
@@ -202,8 +202,8 @@ class Run:
 
     def __init__(self, config: TrainConfig, data: Data, net: RNNLM, device: torch.device,
                  on_progress: Callable[[Progress], None] | None, report_every: float,
-                 stop_event: threading.Event | None = None, shards: Shards | None = None):
-        self.config, self.data, self.net, self.device, self.shards = config, data, net, device, shards
+                 stop_event: threading.Event | None = None, blocks: Blocks | None = None):
+        self.config, self.data, self.net, self.device, self.blocks = config, data, net, device, blocks
         self.params = [p for p in net.parameters() if p.requires_grad]
         self.total_steps = steps_per_epoch(data, config) * config.epochs
         self.opt, self.sched = make_optimizer(self.params, config, self.total_steps)
@@ -251,7 +251,7 @@ class Run:
         abandoned before the update: the weights are those of the last finished step)."""
         try:
             with interruptible(self.stop_event):
-                loss, state, backward = (self.shards.training_loss(x, y) if self.shards else
+                loss, state, backward = (self.blocks.training_loss(x, y) if self.blocks else
                                          self.net.training_loss(x, y, state))
                 loss_value = float(loss.detach())
                 stop = diverged(loss_value, self.blowup, self.step)
@@ -294,7 +294,7 @@ class Run:
             return math.nan
         try:
             with interruptible(self.stop_event):
-                return evaluate(self.net, self.data, self.config, self.device, part="train", shards=self.shards)
+                return evaluate(self.net, self.data, self.config, self.device, part="train", blocks=self.blocks)
         except Interrupted:
             self.net.train()
             return math.nan
@@ -305,7 +305,7 @@ class Run:
         stopped = self.stop_event is not None and self.stop_event.is_set()
         try:
             with interruptible(None if stopped else self.stop_event):
-                return evaluate(self.net, self.data, self.config, self.device, shards=self.shards)
+                return evaluate(self.net, self.data, self.config, self.device, blocks=self.blocks)
         except Interrupted:  # Stop during validation: the row is kept without it
             self.net.train()
             return math.nan

@@ -7,7 +7,7 @@ failure.
   common.py   the problem shapes, a check's Result, the tolerances, helpers
   kernels.py  each torch implementation against the float64 numpy reference
   maths.py    finite differences and the identities the chapter relies on
-  blocks.py   a batch in blocks of rows (core.nn.shards) against the whole batch
+  blocks.py   a batch in blocks of rows (core.nn.blocks) against the whole batch
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A batch computed in blocks of rows (core.nn.shards, the book preset's two blocks) against the whole batch."""
+"""A batch computed in blocks of rows (core.nn.blocks, the book preset's two blocks) against the whole batch."""
 from __future__ import annotations
 
 from typing import Iterator
@@ -6,7 +6,7 @@ from typing import Iterator
 import torch
 
 from core.nn.models import ModelSpec, RNNLM
-from core.nn.shards import Shards
+from core.nn.blocks import Blocks
 from core.nn.verify.common import TOL_IDENTITY, Result, max_abs
 
 
@@ -20,10 +20,10 @@ def _book_net(V: int, h: int, dtype: torch.dtype, seed: int) -> RNNLM:
 def _blocks(net: RNNLM, x, y, blocks: int, processes: int):
     """(mean loss, every .grad, summed loss) of x, y computed in `blocks` blocks by `processes` processes."""
     net.zero_grad(set_to_none=True)
-    with Shards(net, blocks, processes, capacity=x.numel()) as shards:
-        loss, _, backward = shards.training_loss(x, y)
+    with Blocks(net, blocks, processes, capacity=x.numel()) as blocks:
+        loss, _, backward = blocks.training_loss(x, y)
         backward()
-        total = shards.loss_sum(x, y)
+        total = blocks.loss_sum(x, y)
     return float(loss), [p.grad.clone() for p in net.parameters() if p.requires_grad], total
 
 

@@ -1,4 +1,4 @@
-"""A batch in blocks of rows (core.nn.shards): the same numbers with or without helper processes, helpers that end
+"""A batch in blocks of rows (core.nn.blocks): the same numbers with or without helper processes, helpers that end
 with their run (finished, stopped, or dead part-way), and the checks on the settings."""
 import os
 import signal
@@ -9,19 +9,19 @@ import pytest
 import torch
 
 from core.nn.models import ModelSpec, RNNLM
-from core.nn.shards import Shards, row_blocks
+from core.nn.blocks import Blocks, row_blocks
 from core.runs import loop
 from core.runs.config import PRESETS, TrainConfig
 from core.runs.data import prepare_data
 from core.runs.record import Status
 from test_training import TEXT
 
-BOOKISH = TrainConfig(init="book", shards=2, num_train=600, num_val=150, batch_size=128, num_steps=16,
+BOOKISH = TrainConfig(init="book", blocks=2, num_train=600, num_val=150, batch_size=128, num_steps=16,
                       hidden_size=24, epochs=2, device="cpu", sample_length=20)
 
 
-class Recorded(Shards):
-    """Shards that remember their helpers' process ids."""
+class Recorded(Blocks):
+    """Blocks that remember their helpers' process ids."""
     pids: list[int] = []
 
     def __init__(self, *args, **kwargs):
@@ -32,7 +32,7 @@ class Recorded(Shards):
 @pytest.fixture
 def recorded(monkeypatch):
     Recorded.pids = []
-    monkeypatch.setattr(loop, "Shards", Recorded)
+    monkeypatch.setattr(loop, "Blocks", Recorded)
     return Recorded
 
 
@@ -63,7 +63,7 @@ def test_row_blocks_cover_every_row_once_in_nearly_equal_blocks():
 
 
 def test_the_book_preset_trains_in_two_blocks():
-    assert PRESETS["book"].config.shards == 2 and TrainConfig().shards == 1
+    assert PRESETS["book"].config.blocks == 2 and TrainConfig().blocks == 1
 
 
 def test_a_blocked_run_repeats_itself_whatever_its_threads_and_helpers(recorded, monkeypatch):
@@ -75,7 +75,7 @@ def test_a_blocked_run_repeats_itself_whatever_its_threads_and_helpers(recorded,
     alone = fingerprint(loop.train(replace(BOOKISH, threads=2), data=data))
     assert len(recorded.pids) == 1                    # no helper in either: the same numbers
     assert same(runs[1], runs[2]) and same(runs[1], alone) and same(runs[1], ray_task)
-    whole = fingerprint(loop.train(replace(BOOKISH, threads=2, shards=1), data=data))
+    whole = fingerprint(loop.train(replace(BOOKISH, threads=2, blocks=1), data=data))
     assert not same(whole, alone)                     # one block sums in another order ...
     assert abs(whole[0][-1][1] - alone[0][-1][1]) < 1e-4   # ... to nearly the same validation loss
 
@@ -114,8 +114,8 @@ def test_validation_outside_a_run_gives_the_runs_numbers():
 
 def test_bad_block_counts_are_refused():
     for bad in (0, 17, 1.5, "2"):
-        with pytest.raises(ValueError, match="shards"):
-            TrainConfig(shards=bad)
+        with pytest.raises(ValueError, match="blocks"):
+            TrainConfig(blocks=bad)
     net = RNNLM(ModelSpec(vocab_size=5, hidden_size=3))
     with pytest.raises(ValueError, match="blocks"):
-        Shards(net, 0)
+        Blocks(net, 0)

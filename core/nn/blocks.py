@@ -3,7 +3,7 @@ tanh RNN over characters (the book's model).
 
 At the book's sizes a training step is some 300 small operations. Torch's threads split only the larger ones, and
 two Python threads of one process cannot run the small ones side by side (the interpreter's lock). Here a batch's
-rows are cut into a fixed number of blocks (TrainConfig.shards); each block's loss and gradients are computed on
+rows are cut into a fixed number of blocks (TrainConfig.blocks); each block's loss and gradients are computed on
 one thread, either in the run's own process or in a helper process forked when the run starts, and the blocks'
 results are added in block order. The numbers depend on the number of blocks, never on how many processes
 computed them: a run repeats itself to the last digit with one process or two. Helpers share the weights, the
@@ -189,7 +189,7 @@ class _Helper:
                 time.sleep(0.002)
 
 
-class Shards:
+class Blocks:
     """A run's blocks: `blocks` per batch, computed by this process and up to processes - 1 forked helpers.
     Use it as a context manager (the helpers end with the block), or call close()."""
 
@@ -212,7 +212,7 @@ class Shards:
                 except OSError:                                    # no process or memory to spare: fewer helpers
                     break
 
-    def __enter__(self) -> "Shards":
+    def __enter__(self) -> "Blocks":
         return self
 
     def __exit__(self, *exc) -> None:
