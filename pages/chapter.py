@@ -8,7 +8,6 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core.sequences import forecast, readings
 from core.text import readings as text_readings
 from core.lesson import passage, readings as lesson_readings, store as passage_store
 from core.labs import chapter, controls_of, forecasting, rnn_cell, tokens
@@ -74,17 +73,8 @@ def act_predicting() -> None:
     show(forecasts, forecasting.forecasts_summary(r), "act1.forecasts")
     if horizon is not None:
         show(horizon, forecasting.horizon_summary(a), "act1.horizon")
-    st.markdown(act1_reading(s, a))
+    st.markdown(chapter.act1_reading(s, a))
     deeper("forecasting", "Every horizon and window", tau=tau)
-
-
-def act1_reading(s, a: forecast.Analysis) -> str:
-    """What Act 1's figures show, in claims built from their numbers (core.sequences.readings; they change with τ)."""
-    far = readings.far_horizon(a)
-    text = f"{readings.one_step(a, s.sigma)} {readings.k_vs_one(a, s.k)}{' ' + far.text if far else ''}"
-    steps = "one step" if s.tau == 1 else f"{s.tau} steps"
-    return (f"{text} {readings.rest(a, s.n_train, s.T)} **Next:** text is a sequence too, and there "
-            f"the past that matters is much longer than the {steps} this model looks at.")
 
 
 # --- Act 2 -----------------------------------------------------------------------------------------------

@@ -2,14 +2,13 @@
 The Time Machine or an upload (ui.texts caches the text and its tokenizers)."""
 from __future__ import annotations
 
-import html
 import threading
 
 import pandas as pd
 import streamlit as st
 
 from core.labs import controls_of, tokens as lab
-from ui import exercises, texts, url_state
+from ui import exercises, shading, texts, url_state
 from ui.notebook import download_button
 from ui.common import cite, controls_beside_view, header, learner_errors, plain, show_source
 from ui.lab import metric_row
@@ -18,7 +17,6 @@ from ui.plots import frozen_chart, show_chart
 SIZES = list(lab.BPE_SIZES)
 # Two fills far apart in lightness (distinct under every colour-vision deficiency), and a bar between tokens, so
 # a boundary never depends on colour alone.
-TOKEN_COLOURS = ("#dbeafe", "#fcd34d")
 CONTROLS = controls_of(lab.KEY)
 
 
@@ -29,14 +27,6 @@ def controls() -> lab.Settings:
     kind = url_state.draw(CONTROLS["tokenizer"], horizontal=True)
     size = url_state.draw(CONTROLS["bpe_size"], disabled=kind != "bpe")
     return lab.Settings(source=source, cleaning=cleaning, tokenizer=kind, bpe_size=size)
-
-
-def token_spans(vocab, ids) -> str:
-    """The tokens as HTML, alternately coloured so their boundaries show; hover for the id."""
-    return "".join(
-        f'<span title="id {int(i)}" style="background:{TOKEN_COLOURS[n % len(TOKEN_COLOURS)]};'
-        f'border-left:1px solid #1f2937;padding:1px 0;white-space:pre-wrap">{html.escape(vocab.token_text(int(i)))}'
-        '</span>' for n, i in enumerate(ids))
 
 
 def source_text(s: lab.Settings, view) -> tuple[str, str] | None:
@@ -80,7 +70,7 @@ def passage_at(s: lab.Settings, raw: str, label: str, vocab) -> None:
     c2.text(passage_clean)
     unit = {"char": "characters", "word": "words"}.get(s.tokenizer, f"BPE, {s.bpe_size} types")
     c3.markdown(f"**{len(passage_ids)} tokens** ({unit})")
-    c3.markdown(f'<div style="font-family:monospace;line-height:1.9">{token_spans(vocab, passage_ids)}</div>',
+    c3.markdown(f'<div style="font-family:monospace;line-height:1.9">{shading.token_spans(vocab, passage_ids)}</div>',
                 unsafe_allow_html=True)
     c3.caption("A thin bar and alternating light and dark fills mark the token boundaries; hover a token for its id.")
     st.code(" ".join(str(int(i)) for i in passage_ids[:120]) + (" ..." if len(passage_ids) > 120 else ""),

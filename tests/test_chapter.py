@@ -123,7 +123,7 @@ def test_every_claim_link_opens_a_page_that_shows_the_claim(corpus_file):
 def test_act_one_reads_its_own_numbers_at_every_window():
     """Issue 30: no 'snowball' over a 1.5-fold error, no 'four steps' when τ is 16: the sentence follows τ."""
     from core.sequences import forecast
-    from pages.chapter import act1_reading
+    from core.labs.chapter import act1_reading
     from core.labs.forecasting import Settings
     x = forecast.make_series(1000, 0.2, 0)
     readings = {}

@@ -1,5 +1,6 @@
 """Text marked up as HTML: shaded by surprisal, each token's background by its bits under the model (the Sampling
-lab's generated text and the texts a learner scores), and Act 4's strips of the text against a network's guesses.
+lab's generated text and the texts a learner scores), Act 4's strips of the text against a network's guesses, and
+tokens in alternating colours (Text to tokens).
 Every character is escaped, so a model's or a learner's text is only text."""
 from __future__ import annotations
 
@@ -51,3 +52,14 @@ def strips(truth: str, forced: str, free: str) -> str:
     groups = "".join(f"<span style='display:inline-flex;margin-right:.8em'>{labels}{''.join(cols[i:i + STRIP])}</span>"
                      for i in range(0, len(cols), STRIP))
     return f"<div style='display:flex;flex-wrap:wrap;row-gap:.8em;margin-bottom:1em'>{groups}</div>"
+
+
+TOKEN_COLOURS = ("#dbeafe", "#fcd34d")
+
+
+def token_spans(vocab, ids) -> str:
+    """The tokens as HTML, alternately coloured so their boundaries show; hover for the id."""
+    return "".join(
+        f'<span title="id {int(i)}" style="background:{TOKEN_COLOURS[n % len(TOKEN_COLOURS)]};'
+        f'border-left:1px solid #1f2937;padding:1px 0;white-space:pre-wrap">{html.escape(vocab.token_text(int(i)))}'
+        '</span>' for n, i in enumerate(ids))

@@ -13,6 +13,7 @@ from core.claims import Claim
 from core.figures import Chart, hline, style
 from core.labs import gradient_flow
 from core.lesson import passage, readings as lesson_readings
+from core.sequences import forecast, readings
 from core.nn import gradflow, gradflow_readings, param_counts
 from core.runs.record import HistoryRow
 from core.settings import setting
@@ -40,6 +41,15 @@ class Settings:
 
 
 # --- Act 3: memory without a window ------------------------------------------------------------------------
+
+def act1_reading(s, a: forecast.Analysis) -> str:
+    """What Act 1's figures show, in claims built from their numbers (core.sequences.readings; they change with τ)."""
+    far = readings.far_horizon(a)
+    text = f"{readings.one_step(a, s.sigma)} {readings.k_vs_one(a, s.k)}{' ' + far.text if far else ''}"
+    steps = "one step" if s.tau == 1 else f"{s.tau} steps"
+    return (f"{text} {readings.rest(a, s.n_train, s.T)} **Next:** text is a sequence too, and there "
+            f"the past that matters is much longer than the {steps} this model looks at.")
+
 
 def window_figure(V: int, h: int, max_window: int = 20) -> go.Figure:
     """Parameters against the context length: a fixed-window network grows, an RNN stays flat."""
