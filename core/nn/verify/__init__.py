@@ -8,6 +8,7 @@ failure.
   kernels.py  each torch implementation against the float64 numpy reference
   maths.py    finite differences and the identities the chapter relies on
   blocks.py   a batch in blocks of rows (core.nn.blocks) against the whole batch
+  gates.py    the GRU and LSTM stepped in Python (core.nn.gated) against torch's nn.GRU and nn.LSTM
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from core.nn.verify.kernels import (autograd_checks, forward_checks, fused_check
                                     linear_cross_entropy_checks, one_function_step_checks, token_input_checks,
                                     zero_state_checks)
 from core.nn.verify.blocks import block_checks
+from core.nn.verify.gates import gated_checks
 from core.nn.verify.maths import (clipping_checks, concat_checks, finite_difference_checks, long_sequence_checks,
                                   truncation_checks, uniform_perplexity_checks)
 
@@ -44,6 +46,7 @@ GROUPS: dict[str, Callable[[], Iterator[Result]]] = {
     "perplexity": uniform_perplexity_checks,
     "truncation": truncation_checks,
     "long sequences": long_sequence_checks,
+    "gated cells": gated_checks,
 }
 
 
