@@ -1,5 +1,6 @@
-"""Gated cells written out step by step, to read and to look inside: a GRU and an LSTM whose gates each step can
-be kept and shown (torch's nn.GRU and nn.LSTM compute the same numbers in one fused call and keep no gate).
+"""Cells written out step by step, to read and to look inside: a GRU and an LSTM whose gates each step can be kept
+and shown (torch's nn.GRU and nn.LSTM compute the same numbers in one fused call and keep no gate), and the plain
+tanh RNN beside them in the same form, h_t = tanh(W_ih x_t + b_ih + W_hh h_{t-1} + b_hh), as nn.RNN has it.
 
 Both hold their weights as torch does (weight_ih: the gates' input weights stacked, weight_hh: their hidden
 weights, bias_ih and bias_hh), so a torch layer's weights copy in unchanged and `python -m core verify` compares
@@ -21,7 +22,7 @@ from torch import nn
 
 from core.checks import check_choice, check_int
 
-KINDS = {"gru": 3, "lstm": 4}      # pre-activations per hidden unit
+KINDS = {"rnn": 1, "gru": 3, "lstm": 4}      # pre-activations per hidden unit
 
 
 @dataclass
@@ -34,7 +35,7 @@ class Gates:
 
 
 class GatedCell(nn.Module):
-    """One layer of a GRU or an LSTM, stepped in Python (batch first: inputs (batch, T, n_in))."""
+    """One layer of a plain RNN, a GRU or an LSTM, stepped in Python (batch first: inputs (batch, T, n_in))."""
 
     def __init__(self, kind: str, input_size: int, hidden_size: int):
         super().__init__()
@@ -52,7 +53,7 @@ class GatedCell(nn.Module):
 
     def gate_bias(self, name: str) -> torch.Tensor:
         """The slice of bias_ih belonging to one gate (LSTM: i, f, g, o; GRU: r, z, n), for setting it."""
-        order = "ifgo" if self.kind == "lstm" else "rzn"
+        order = {"lstm": "ifgo", "gru": "rzn", "rnn": "h"}[self.kind]
         k, h = order.index(name), self.hidden_size
         return self.bias_ih.data[k * h:(k + 1) * h]
 
@@ -62,7 +63,9 @@ class GatedCell(nn.Module):
         h = state[0] if self.kind == "lstm" else state
         gi = x @ self.weight_ih.T + self.bias_ih
         gh = h @ self.weight_hh.T + self.bias_hh
-        if self.kind == "lstm":
+        if self.kind == "rnn":
+            new, parts = torch.tanh(gi + gh), {}
+        elif self.kind == "lstm":
             i, f, g, o = (gi + gh).chunk(4, dim=1)
             i, f, g, o = torch.sigmoid(i), torch.sigmoid(f), torch.tanh(g), torch.sigmoid(o)
             c = f * state[1] + i * g
@@ -99,7 +102,7 @@ class GatedCell(nn.Module):
         return out, state, Gates({k: torch.stack(v, dim=1) for k, v in keep.items()})
 
     def copy_from(self, layer: nn.Module) -> "GatedCell":
-        """Take a one-layer torch nn.GRU or nn.LSTM's weights (the same names, layer 0)."""
+        """Take a one-layer torch nn.RNN, nn.GRU or nn.LSTM's weights (the same names, layer 0)."""
         with torch.no_grad():
             for name, p in self.named_parameters():
                 p.copy_(getattr(layer, f"{name}_l0").to(p.dtype))

@@ -8,7 +8,7 @@ failure.
   kernels.py  each torch implementation against the float64 numpy reference
   maths.py    finite differences and the identities the chapter relies on
   blocks.py   a batch in blocks of rows (core.nn.blocks) against the whole batch
-  gates.py    the GRU and LSTM stepped in Python (core.nn.gated) against torch's nn.GRU and nn.LSTM
+  gates.py    the RNN, GRU and LSTM stepped in Python (core.nn.gated) against torch's nn.RNN, nn.GRU, nn.LSTM
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The gated cells stepped in Python (core.nn.gated) against torch's own nn.GRU and nn.LSTM, in float64: the same
+"""The cells stepped in Python (core.nn.gated) against torch's own nn.RNN, nn.GRU and nn.LSTM, in float64: the same
 weights give the same outputs and the same gradients, and each gradient agrees with central differences."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from torch import nn
 from core.nn.gated import GatedCell
 from core.nn.verify.common import TOL_IDENTITY, TOL_REL, Result, rel_err
 
-TORCH = {"gru": nn.GRU, "lstm": nn.LSTM}
+TORCH = {"rnn": nn.RNN, "gru": nn.GRU, "lstm": nn.LSTM}
 SHAPES = ((2, 7, 3, 5), (3, 12, 5, 4))     # batch, steps, inputs, hidden
 
 
