@@ -47,7 +47,7 @@ def test_a_gru_with_its_update_gate_shut_copies_its_state():
 
 def test_bad_input_is_refused_in_words():
     with pytest.raises(ValueError, match="cell must be one of"):
-        GatedCell("rnn", 2, 3)
+        GatedCell("transformer", 2, 3)
     with pytest.raises(ValueError, match="hidden size"):
         GatedCell("gru", 2, 0)
     with pytest.raises(ValueError, match="batch, steps, inputs"):
