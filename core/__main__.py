@@ -1,4 +1,4 @@
-"""One entry point for the command-line tools: python -m core {verify,train,pretrain,passage,exercises,notebook,classroom} [options]."""
+"""One entry point for the command-line tools: python -m core {verify,train,pretrain,passage,exercises,notebook,classroom,gates} [options]."""
 import os
 import sys
 
@@ -12,6 +12,7 @@ commands:
   exercises  check every exercise's grader on a right and a wrong answer
   notebook   a lab, or an act of the chapter, as a Jupyter notebook at chosen settings (see --help)
   classroom  check the class records file, or set a damaged one aside (check | set-aside)
+  gates      rebuild the memory task's stored comparison of the RNN, GRU and LSTM in assets/ (seconds)
 """
 
 
@@ -32,6 +33,8 @@ def main(argv: list[str]) -> int:
         from core.exercises.cli import main as run
     elif command == "notebook":
         from core.notebooks.cli import main as run
+    elif command == "gates":
+        from core.nn.memory_store import main as run
     elif command == "classroom":
         from core.classroom.cli import main as run
     else:

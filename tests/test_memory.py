@@ -63,3 +63,30 @@ def test_a_plan_refuses_what_it_cannot_train():
                        (dict(lr=0.0), "learning rate"), (dict(gate_bias=99.0), "gate bias")):
         with pytest.raises(ValueError, match=words):
             memory.Plan(**bad)
+
+
+def test_the_stored_comparison_is_the_defaults_and_its_weights_are_its_curves():
+    """assets/gates_run.json (python -m core gates): the three cells at the default Plan; each stored network,
+    measured again here on the held-out sequences, answers exactly as its stored curve ends; and what the lab
+    will say of them: the plain RNN at chance after a delay of 40, the GRU remembers, the LSTM at least partly."""
+    from core.nn import memory_readings, memory_store
+    stored = memory_store.load_baked()
+    assert set(stored) == {"rnn", "gru", "lstm"}
+    for kind, s in stored.items():
+        assert s.plan == memory.Plan(kind=kind) and s.steps[-1] == s.plan.steps
+        assert memory.accuracy(s.net, s.plan.delay) == pytest.approx(s.final, abs=1e-9)
+        assert s.parameters == s.net.parameter_count()
+    kinds = {k: memory_readings.recall(k, s.final, s.plan.delay).kind for k, s in stored.items()}
+    assert kinds["rnn"] == "memory.chance" and kinds["gru"] == "memory.remembers"
+    assert kinds["lstm"] in ("memory.remembers", "memory.partly")
+
+
+def test_the_store_writes_and_reads_back_and_says_how_to_rebuild(tmp_path):
+    from core.nn import memory_store
+    plans = {kind: memory.Plan(kind=kind, delay=3, hidden=4, steps=5, every=5) for kind in ("rnn", "lstm")}
+    meta = memory_store.bake(tmp_path, plans)
+    back = memory_store.load_baked(tmp_path)
+    assert {k: s.accuracy for k, s in back.items()} == {k: c["accuracy"] for k, c in meta["cells"].items()}
+    (tmp_path / memory_store.weights_file("rnn")).unlink()
+    with pytest.raises(ValueError, match="python -m core gates"):
+        memory_store.load_baked(tmp_path)

@@ -7,6 +7,7 @@ and what a trained model does (sampling, probing). Above core.text; below core.r
   gated.py         the plain RNN, a GRU and an LSTM stepped in Python, gates kept (checked against torch's own)
   memory.py        a memory task with one knob, the delay: each cell trained on it, its accuracy and gradients
   memory_readings.py  its claims: at chance, remembers or partly; the gradient reaching the first input
+  memory_store.py  the three cells' stored comparison at the defaults (assets/gates_*; python -m core gates)
   blocks.py        a batch in blocks of rows, side by side in helper processes (data parallel on the CPU)
   models.py        the language model around a cell, perplexity, clipping, streamed cross-entropy
   optim.py         the runs' SGD, AdamW and cosine schedule (torch.optim's arithmetic, without its imports)
