@@ -57,11 +57,11 @@ class GatedCell(nn.Module):
         k, h = order.index(name), self.hidden_size
         return self.bias_ih.data[k * h:(k + 1) * h]
 
-    def step(self, x: torch.Tensor, state, keep: dict | None = None):
-        """One step: x (batch, n_in), state h (GRU) or (h, c) (LSTM); returns the new state. keep: a dict each
-        gate's value is appended to."""
+    def step(self, x: torch.Tensor, state, keep: dict | None = None, gi: torch.Tensor | None = None):
+        """One step: x (batch, n_in), state h (RNN, GRU) or (h, c) (LSTM); returns the new state. keep: a dict each
+        gate's value is appended to. gi: the input's part, W_ih x + b_ih, when it was worked out already."""
         h = state[0] if self.kind == "lstm" else state
-        gi = x @ self.weight_ih.T + self.bias_ih
+        gi = x @ self.weight_ih.T + self.bias_ih if gi is None else gi
         gh = h @ self.weight_hh.T + self.bias_hh
         if self.kind == "rnn":
             new, parts = torch.tanh(gi + gh), {}
@@ -92,9 +92,10 @@ class GatedCell(nn.Module):
             raise ValueError("A gated cell reads inputs shaped (batch, steps, inputs).")
         state = self.zero_state(X.shape[0], X) if state is None else state
         keep: dict | None = {} if gates else None
+        inputs = X @ self.weight_ih.T + self.bias_ih     # every step's input part at once: only h waits for t - 1
         outputs = []
         for t in range(X.shape[1]):
-            state = self.step(X[:, t], state, keep)
+            state = self.step(X[:, t], state, keep, gi=inputs[:, t])
             outputs.append(state[0] if self.kind == "lstm" else state)
         out = torch.stack(outputs, dim=1)
         if not gates:
