@@ -34,16 +34,28 @@ PICKED = "classroom.picked"   # this session's teacher chose an exercise: the ch
 
 def follow_the_class(attempts: list[dict], counts: dict) -> str:
     """The exercise the chart shows until the teacher picks one: the one answered last, followed as answers
-    arrive. An exercise in the address that has answers counts as picked; one nobody has answered (a page opened
-    before the class began) is left for the latest."""
+    arrive. The address says which (follow=1 while following), so a reloaded view, or a new session after a lost
+    connection, goes on following: it had stopped on the exercise its address named, and answers to others never
+    reached the chart (issue 63's stalls). An address naming an exercise without follow=1 (a teacher's chosen
+    view, bookmarked) counts as picked when that exercise has answers; one nobody has answered is left for the
+    latest."""
     latest = max(attempts, key=lambda a: a["at"])["exercise"] if attempts else list(BANK)[-1]
     shown = CONTROLS["shown"]
     now = url_state.current(shown)
     if PICKED not in st.session_state:
-        st.session_state[PICKED] = bool(now) and counts.get(now, 0) > 0
-    if not st.session_state[PICKED] and counts.get(latest) and now != latest:
-        url_state.move_to(shown, latest)
+        following = st.query_params.get(Url.FOLLOW) == "1"
+        st.session_state[PICKED] = bool(now) and counts.get(now, 0) > 0 and not following
+    if not st.session_state[PICKED]:
+        st.query_params[Url.FOLLOW] = "1"
+        if counts.get(latest) and now != latest:
+            url_state.move_to(shown, latest)
     return latest
+
+
+def teacher_picks() -> None:
+    """The teacher chose an exercise: the chart stays on it, and the address says so (no follow=1)."""
+    st.session_state[PICKED] = True
+    st.query_params.pop(Url.FOLLOW, None)
 
 
 def exercise_answers(attempts: list[dict], hints: list, learners: int, names: bool = True) -> None:
@@ -54,7 +66,7 @@ def exercise_answers(attempts: list[dict], hints: list, learners: int, names: bo
     with pick:
         key = url_state.draw(CONTROLS["shown"], choices=list(BANK), default=latest,
                              format_func=lambda k: f"{counts[k]} answered · {BANK[k].question[:70]}",
-                             on_change=lambda: st.session_state.update({PICKED: True}))
+                             on_change=teacher_picks)
     follow.button("Follow the class", key="class.follow", icon=":material/my_location:",
                   disabled=not st.session_state.get(PICKED), on_click=lambda: st.session_state.update({PICKED: False}),
                   help="Show whichever exercise was answered last, as answers arrive.")

@@ -392,6 +392,34 @@ def test_the_teacher_s_chart_follows_the_class_until_the_teacher_picks_an_exerci
     C.record_attempt(ben, "gf_thirty", 0.5, False, 0.04, at=20.0)
     teacher.run()
     assert teacher.query_params[SHOWN] == "fc_horizon" and not teacher.exception
+    assert Url.FOLLOW not in teacher.query_params             # the address says it was chosen
+
+
+def test_a_reloaded_teacher_view_goes_on_following_the_class(root):
+    """Issue 63's stalls: a view that followed the class, opened again in a new session (a reload, or a lost
+    connection), read its address's exercise as one the teacher had picked, so answers to any other never
+    reached its chart. The address now says the view follows (follow=1): the new session follows too, while a
+    link that names an exercise without it (a teacher's chosen view) stays on it."""
+    info = C.create_class("Tuesday")
+    ana, ben = C.join(info.join_code, "Ana"), C.join(info.join_code, "Ben")
+    C.record_attempt(ana, "gf_thirty", 0.04, True, 0.0424, at=10.0)
+    first = page("classroom", teacher=info.teacher_token).run()
+    address = dict(first.query_params)
+    assert address.get(Url.FOLLOW.value) == "1" and address[SHOWN] == "gf_thirty"
+    again = page("classroom")                                  # the same address, a new session
+    for k, v in address.items():
+        again.query_params[k] = v
+    again.session_state["_rnnlab_teacher_keys"] = {info.join_code: info.teacher_token}   # the browser's key
+    again.run()
+    C.record_attempt(ben, "gf_regime", "exploding", True, "exploding", at=20.0)
+    again.run()
+    assert again.query_params[SHOWN] == "gf_regime" and not again.exception
+    assert any("1 of 2 learners answered" in c.proto.alt and "exploding" in c.proto.alt
+               for c in again.get("plotly_chart"))
+    chosen = page("classroom", teacher=info.teacher_token, shown="gf_thirty").run()    # no follow=1: picked
+    C.record_attempt(ana, "gf_regime", "stable", False, "exploding", at=30.0)
+    chosen.run()
+    assert chosen.query_params[SHOWN] == "gf_thirty"
 
 
 def test_a_write_waits_out_a_busy_database_and_keeps_the_attempt(root, monkeypatch):

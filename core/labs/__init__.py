@@ -48,6 +48,7 @@ class Url(StrEnum):
     TEACHER = "teacher"        # a class's teacher key (the teacher's view)
     JOIN = "join"              # a class's join code (the teacher's own address too, once their key is kept)
     PRESENT = "present"        # the class's projector view (1): one exercise's answers, large, no names
+    FOLLOW = "follow"          # the class view follows the latest answered exercise (1), not one a teacher chose
     SWEEP = "sweep"            # a sweep a teacher hands out: a control's URL key and its values (lr:0.1,0.3,1)
 
 
