@@ -523,4 +523,6 @@ def resume_code_moves(browser, app_url: str, ana: Page) -> None:
     box = phone.locator("[data-testid='stMetric']", has_text="Answered")
     expect(box.locator("[data-testid='stMetricValue']")).to_have_text(re.compile(r"^1 of "), timeout=30_000)
     assert f"{Url.LEARNER}=" not in phone.url
+    wait_until(lambda: any(c["name"] == "rnnlab_me" and c["value"] for c in phone.context.cookies()),
+               "the new device's browser never kept the learner", phone)      # so a reload there finds her too
     phone.context.close()

@@ -147,8 +147,7 @@ def _go_on(code: str) -> None:
                  "on the other device), or ask your teacher.", icon=":material/error:")
         return
     st.session_state.pop(_FORGOTTEN, None)
-    become(token)
-    remember(token)
+    become(token)      # the cookie follows on the next run (arrive): this run's frame goes with the rerun
     st.rerun()
 
 
