@@ -46,7 +46,8 @@ def follow_the_class(attempts: list[dict], counts: dict) -> str:
         following = st.query_params.get(Url.FOLLOW) == "1"
         st.session_state[PICKED] = bool(now) and counts.get(now, 0) > 0 and not following
     if not st.session_state[PICKED]:
-        st.query_params[Url.FOLLOW] = "1"
+        if st.query_params.get(Url.FOLLOW) != "1":
+            st.query_params[Url.FOLLOW] = "1"
         if counts.get(latest) and now != latest:
             url_state.move_to(shown, latest)
     return latest
@@ -113,8 +114,8 @@ def runs_going(runs: list[classroom.ClassRun]) -> None:
     st.markdown(f"**Training or waiting now: {len(going)}**")
     for r in going:
         text, stop = st.columns([4, 1], vertical_alignment="center")
-        epochs = r.config.get("epochs", "?")
-        text.markdown(f"{plain(r.learner, 40)}: {plain(r.name, 60)}, {plain(r.status, 20)}, {epochs} epochs asked"
+        text.markdown(f"{plain(r.learner, 40)}: {plain(r.name, 60)}, {plain(r.status, 20)}, "
+                      f"{plain(r.config.get('epochs', '?'), 10)} epochs asked"
                       + (f", epoch {r.history[-1].epoch} done" if r.history else ""))
         if stop.button("Stop", key=f"class.stop.{r.run_key}", icon=":material/stop:",
                        help="Stop this run: what it learnt so far is kept, and the next run in the queue starts."):

@@ -511,3 +511,16 @@ def test_the_time_to_answer_runs_from_the_card_answered():
              ("Ben", "e1"): {"at": 100.0, "correct": True, "card_at": None}}     # from before: first view, 76 s
     rows = summary.overview(["e1"], first, [], {("Ana", "e1"): 24.0, ("Ben", "e1"): 24.0}, 2)
     assert rows[0]["median seconds"] == (5.0 + 76.0) / 2
+
+
+def test_a_drawn_code_that_is_taken_is_drawn_again(root, monkeypatch):
+    """Join codes and resume codes are drawn at random: one another row has already is drawn again, never
+    mistaken for a name that is taken."""
+    from core.classroom import records
+    info = C.create_class("Tuesday")
+    ada = C.join(info.join_code, "Ada")
+    codes = iter([C.learner(ada).resume, "BBBBBBBB", info.join_code, "CCCCCCCC"])
+    monkeypatch.setattr(records, "draw_code", lambda: next(codes))
+    ben = C.join(info.join_code, "Ben")                      # Ada's resume code first, then a free one
+    assert C.learner(ben).resume == "BBBBBBBB"
+    assert C.create_class("Wednesday").join_code == "CCCCCCCC"

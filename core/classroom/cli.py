@@ -29,7 +29,7 @@ def main(argv: list[str]) -> int:
         return 0
     except StorageFault as exc:
         if args.action == "check":
-            print(exc)
+            print(f"{path}: {exc}")
             return 1
     finally:
         conn.close()

@@ -24,8 +24,9 @@ class StorageFault(ValueError):
 
 def damaged(path: Path) -> StorageFault:
     return StorageFault(
-        f"The class records file {path.name} (in {path.parent}) is damaged: SQLite's integrity check failed. Nothing "
-        "is read from it or written into it any more, so no answer can land in a damaged file. The teacher (or "
+        f"The class records file {path.name} (in the runs folder, RNNLAB_RUNS_DIR) is damaged: SQLite's integrity "
+        "check failed. Nothing is read from it or written into it any more, so no answer can land in a damaged "
+        "file. The teacher (or "
         "whoever runs this server) sets it aside on the Class page, or with `python -m core classroom set-aside`: "
         "it is kept, renamed, and fresh records start.", DAMAGED, path)
 
@@ -40,9 +41,9 @@ def fault(exc: BaseException, path: Path) -> StorageFault | None:
                             "class records cannot keep anything new just now. Whoever runs this server frees some "
                             "space.", FULL, path)
     if code in (errno.EROFS, errno.EACCES, errno.EPERM) or "readonly" in text or "read-only" in text:
-        return StorageFault(f"The class records ({path.name} in {path.parent}) cannot be written: the folder or the "
-                            "file is read-only. Whoever runs this server makes RNNLAB_RUNS_DIR writable.", READ_ONLY,
-                            path)
+        return StorageFault(f"The class records ({path.name} in the runs folder) cannot be written: the folder or "
+                            "the file is read-only. Whoever runs this server makes RNNLAB_RUNS_DIR writable.",
+                            READ_ONLY, path)
     if isinstance(exc, sqlite3.DatabaseError) and any(w in text for w in ("malformed", "not a database", "corrupt")):
         forget(path, healthy=False)
         return damaged(path)

@@ -60,18 +60,25 @@ def draw_code() -> str:
     return "".join(secrets.choice(CODE_ALPHABET) for _ in range(8))
 
 
-def taken_code(exc: Exception) -> bool:
-    """The database refused a drawn code because another row has it (draw again)."""
-    return isinstance(exc, sqlite3.IntegrityError) and ("join_code" in str(exc) or "resume" in str(exc))
+def with_fresh_code(root: Path | None, work, tries: int = 8):
+    """write(root, work(conn, code)) with a newly drawn code, drawn again when another row has it already (31^8
+    codes: it almost never does); any other refusal of the database goes to the caller."""
+    for _ in range(tries):
+        code = draw_code()
+        try:
+            return write(root, lambda conn: work(conn, code))
+        except sqlite3.IntegrityError as exc:
+            if "join_code" not in str(exc) and "resume" not in str(exc):
+                raise
+    raise ValueError("No free code could be drawn just now: try again.")
 
 
 def create_class(name: str, root: Path | None = None) -> ClassInfo:
     name = check_name(name, "class name")
-    code = draw_code()
     teacher = secrets.token_urlsafe(24)
-    cur = write(root, lambda conn: conn.execute(
+    cur, code = with_fresh_code(root, lambda conn, code: (conn.execute(
         "INSERT INTO classes (name, join_code, teacher_token, created) VALUES (?, ?, ?, ?)",
-        (name, code, teacher, time.time())))
+        (name, code, teacher, time.time())), code))
     return ClassInfo(cur.lastrowid, name, code, teacher)
 
 
@@ -110,7 +117,7 @@ def join(code: str, name: str, root: Path | None = None, token: str | None = Non
                          "me here' first.")
     new = token if alone is not None else secrets.token_urlsafe(18)
 
-    def work(conn):
+    def work(conn, code):
         for (other,) in conn.execute("SELECT name FROM learners WHERE class_id = ? AND token != ?", (found.id, new)):
             if other == name:
                 raise ValueError(f"Someone in {found.name} already uses the name {name!r}: add an initial.")
@@ -121,29 +128,21 @@ def join(code: str, name: str, root: Path | None = None, token: str | None = Non
             conn.execute("UPDATE learners SET class_id = ?, name = ? WHERE token = ?", (found.id, name, new))
         else:
             conn.execute("INSERT INTO learners (token, class_id, name, created, resume) VALUES (?, ?, ?, ?, ?)",
-                         (new, found.id, name, time.time(), draw_code()))
-    for _ in range(4):
-        try:
-            write(root, work)
-            return new
-        except sqlite3.IntegrityError as exc:
-            if not taken_code(exc):
-                raise ValueError(f"Someone in {found.name} already uses the name {name!r}: add an initial.") from None
-    raise ValueError("No free resume code could be drawn just now: press Join again.")
+                         (new, found.id, name, time.time(), code))
+    try:
+        with_fresh_code(root, work)
+    except sqlite3.IntegrityError:
+        raise ValueError(f"Someone in {found.name} already uses the name {name!r}: add an initial.") from None
+    return new
 
 
 def learner_alone(root: Path | None = None) -> str:
     """A token for a learner without a class (their progress then survives a reload too)."""
     token = secrets.token_urlsafe(18)
-    for _ in range(4):
-        try:
-            write(root, lambda conn: conn.execute("INSERT INTO learners (token, class_id, name, created, resume) "
-                                                  "VALUES (?, NULL, '', ?, ?)", (token, time.time(), draw_code())))
-            return token
-        except sqlite3.IntegrityError as exc:
-            if not taken_code(exc):
-                raise
-    raise ValueError("No free resume code could be drawn just now: try again.")
+    with_fresh_code(root, lambda conn, code: conn.execute(
+        "INSERT INTO learners (token, class_id, name, created, resume) VALUES (?, NULL, '', ?, ?)",
+        (token, time.time(), code)))
+    return token
 
 
 def learner(token: str, root: Path | None = None) -> Learner | None:

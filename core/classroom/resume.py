@@ -4,15 +4,11 @@ device is this code, typed, never a link. The teacher can read each learner's co
 makes the old one stop working."""
 from __future__ import annotations
 
-import sqlite3
 from contextlib import closing
 from pathlib import Path
 
-from core.classroom.db import connect, write
-from core.classroom.records import draw_code, is_token, normal_code, taken_code
-
-_TRIES = 8    # a new code that happens to be taken already is drawn again (31^8 codes: it almost never is)
-
+from core.classroom.db import connect
+from core.classroom.records import is_token, normal_code, with_fresh_code
 
 def shown(code: str) -> str:
     """A code as a learner reads it: ABCD-EFGH."""
@@ -21,24 +17,15 @@ def shown(code: str) -> str:
 
 def _give(token: str, root: Path | None, keep: bool) -> str:
     """The learner's code: the one they have when keep (else a new one), a new one stored when they have none."""
-    for _ in range(_TRIES):
-        code = draw_code()
-
-        def work(conn, code=code):
-            row = conn.execute("SELECT resume FROM learners WHERE token = ?", (token,)).fetchone()
-            if row is None:
-                raise ValueError("That learner is not in the class records (any more).")
-            if keep and row[0]:
-                return row[0]
-            conn.execute("UPDATE learners SET resume = ? WHERE token = ?", (code, token))
-            return code
-        try:
-            return write(root, work)
-        except sqlite3.IntegrityError as exc:
-            if not taken_code(exc):
-                raise
-            # another learner has this code: draw again
-    raise ValueError("No free resume code could be drawn just now: try again.")
+    def work(conn, code):
+        row = conn.execute("SELECT resume FROM learners WHERE token = ?", (token,)).fetchone()
+        if row is None:
+            raise ValueError("That learner is not in the class records (any more).")
+        if keep and row[0]:
+            return row[0]
+        conn.execute("UPDATE learners SET resume = ? WHERE token = ?", (code, token))
+        return code
+    return with_fresh_code(root, work)
 
 
 def resume_code(token: str, root: Path | None = None) -> str:
