@@ -5,5 +5,5 @@ cd "$(dirname "$0")/.."
 source scripts/python.sh   # PY: this Python, or a .venv when the system Python refuses pip
 source scripts/install.sh run.sh
 
-echo "run.sh: starting RNN Lab on http://localhost:8501 (Ctrl+C stops it) ..."
+echo "run.sh: starting RNN Lab (Streamlit prints its address below; Ctrl+C stops it) ..."
 exec "$PY" -m ui.serve "$@"   # streamlit run app.py, with the training workers started at once

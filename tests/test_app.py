@@ -160,6 +160,6 @@ def test_run_sh_says_what_it_installs_and_starts_without_an_alarming_line(tmp_pa
             proc.wait(timeout=30)
     said = log.read_text()
     assert "run.sh: installing RNN Lab's packages into" in said and "torch==" in said, said[-3000:]
-    assert "packages ready after" in said and "starting RNN Lab on" in said, said[-3000:]
+    assert "packages ready after" in said and "starting RNN Lab (Streamlit prints its address below" in said, said[-3000:]
     assert not [line for line in said.splitlines() if "WARNING" in line or "Did not auto detect" in line or
                 "missing ScriptRunContext" in line], said[-3000:]
