@@ -7,7 +7,6 @@ import threading
 from contextlib import closing
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from apptest_util import ROOT, as_learner, go_on, learner_token, page
 from core import classroom as C

@@ -8,7 +8,6 @@ import pytest
 import torch
 
 from core.runs import loop as T
-from core.nn.sampling import sample
 from core.runs.config import TrainConfig
 from core.runs.data import batches, book_windows, prepare_data
 from core.nn.models import perplexity

@@ -27,7 +27,7 @@ import torch
 from core.checks import check_int
 from core.nn.device import cpu_threads
 from core.nn.fused import log_probs_t, Saved, target_positions, token_states, TokenRNNLoss, put_grads
-from core.nn.interrupt import Interrupted, interruptible
+from core.nn.interrupt import interruptible
 
 _HEAD = struct.Struct("<cdii")        # operation, the block's weight in the batch's mean, time steps, rows
 _TRAIN, _SUM, _QUIT = b"t", b"s", b"q"
