@@ -5,6 +5,7 @@ import streamlit as st
 
 from core.labs import controls_of, gradient_flow as lab
 from ui import exercises, url_state
+from ui.common import deeper
 from ui.lab import lab_page, metric_row
 from ui.plots import frozen_chart, show_chart
 
@@ -41,6 +42,7 @@ def view(s: lab.Settings) -> None:
     show_chart(charts["eigenvalues"], c1)
     show_chart(charts["clipping"], c2)
     st.markdown(lab.notes(r))
+    deeper("gates", "The remedy, trained live: a plain RNN forgets across a delay, a GRU and an LSTM remember")
 
 
 def main() -> None:

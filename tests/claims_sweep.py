@@ -33,8 +33,10 @@ def walk(page: str, names: list[str], base=None) -> list:
 
 def module_labs() -> list:
     """The labs built as one module (core/labs/<key>.py), from the registry, that the sweep walks: all but those
-    whose computation is a training run (TRAINS), whose readings are checked on any history instead."""
-    return [p for p in LABS if p.module and not getattr(p.module, "TRAINS", False)]
+    whose computation is a training run (TRAINS) and whose rule book names no cheap BASE to walk each control from
+    (Training: its readings are checked on any history instead)."""
+    return [p for p in LABS if p.module and (not getattr(p.module, "TRAINS", False)
+                                             or hasattr(rule_book(p.key), "BASE"))]
 
 
 def rule_book(key: str):

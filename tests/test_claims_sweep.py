@@ -38,7 +38,8 @@ def test_every_module_lab_over_every_control(page):
     if page.corpus_charts and corpus_path() is None:
         pytest.skip("needs The Time Machine")
     book = rule_book(page.key)
-    points = walk(page.key, list(controls_of(page.key))) + [page.settings(**v) for v in book.NAMED]
+    points = walk(page.key, list(controls_of(page.key)), getattr(book, "BASE", None)) + \
+        [page.settings(**v) for v in book.NAMED]
     kinds, refused = set(), 0
     for s in points:
         claims = check_module_lab(page, s)

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from core.runs import store, worker
+from core.runs import store, tasks, worker
 from core.runs.config import TrainConfig
 from core.runs.record import EpochSample, HistoryRow, Progress
 from test_run_store import wait_until_training
@@ -24,7 +24,7 @@ def progress(epoch: int, rows: list) -> Progress:
 
 def test_the_store_is_read_while_it_is_written(tmp_path):
     store.create("run-abc", TrainConfig(**SMALL), "run 1", "cpu", tmp_path)
-    live = store.read_live("run-abc", tmp_path)
+    live = tasks.read_live("run-abc", tmp_path)
     assert live.status == "queued" and live.progress is None and live.name == "run 1"
     writer = store.ProgressWriter("run-abc", tmp_path)
     rows = []
@@ -34,7 +34,7 @@ def test_the_store_is_read_while_it_is_written(tmp_path):
         writer.write(progress(epoch, list(rows)))
     with open(tmp_path / "run-abc" / "progress.jsonl", "a") as f:
         f.write('{"p": {"epoch": 3, "ep')                # the trainer is half-way through a line
-    live = store.read_live("run-abc", tmp_path)
+    live = tasks.read_live("run-abc", tmp_path)
     assert live.progress.epoch == 2 and live.progress.history == rows     # whole history, rebuilt
     assert live.progress.samples == [EpochSample(0, "sample 0"), EpochSample(1, "sample 1"),
                                      EpochSample(2, "sample 2")]
@@ -43,7 +43,7 @@ def test_the_store_is_read_while_it_is_written(tmp_path):
     assert [len(json.loads(x)["rows"]) for x in lines[:3]] == [1, 1, 1]       # each line only its new rows
     store.request_stop("run-abc", tmp_path)
     assert store.stop_requested("run-abc", tmp_path)
-    assert store.read_live("nothere", tmp_path) is None
+    assert tasks.read_live("nothere", tmp_path) is None
 
 
 def test_cleanup_goes_by_age_then_size_and_spares_runs_that_go(tmp_path):
@@ -136,7 +136,7 @@ def test_a_crashed_worker_marks_the_run_failed_and_keeps_its_curve():
     os.kill(job.trainer.process.pid, signal.SIGKILL)
     job.thread.join(30)
     assert job.status == "error" and "exit code -9" in job.message and "curve so far is kept" in job.message
-    live = store.read_live(job.token)
+    live = tasks.read_live(job.token)
     assert live.status == "error" and live.progress.epoch >= 2 and len(live.progress.history) >= 3
 
 
@@ -150,11 +150,11 @@ def test_a_stop_file_stops_a_run_that_has_no_pipe(tmp_path):
     t = threading.Thread(target=lambda: out.update(worker.train_into_store(request)))
     t.start()
     deadline = time.time() + 60
-    while store.read_live("run-stopme", tmp_path).progress is None and time.time() < deadline:
+    while tasks.read_live("run-stopme", tmp_path).progress is None and time.time() < deadline:
         time.sleep(0.1)
     store.request_stop("run-stopme", tmp_path)
     t.join(30)
-    assert out["status"] == "stopped" and store.read_live("run-stopme", tmp_path).status == "stopped"
+    assert out["status"] == "stopped" and tasks.read_live("run-stopme", tmp_path).status == "stopped"
     assert (tmp_path / "run-stopme" / "weights.safetensors").exists()
 
 

@@ -322,7 +322,7 @@ def test_a_class_s_training_limits_are_stated_kept_and_the_teacher_stops_a_run(r
     stop it. The teacher sets limits (epochs a run, runs at once); the Training page states and keeps them; the
     teacher's view lists the runs going, each with a Stop that stops it (what it learnt is kept)."""
     from apptest_util import rerun_until
-    from core.runs import store
+    from core.runs import store, tasks
     info = C.create_class("Limits")
     ana = C.join(info.join_code, "Ana")
     C.set_limits(info.id, C.Limits(epochs=50, per_learner=1, per_class=1))
@@ -346,8 +346,8 @@ def test_a_class_s_training_limits_are_stated_kept_and_the_teacher_stops_a_run(r
     teacher = page("classroom", teacher=info.teacher_token, timeout=120).run()
     assert "Training or waiting now: 1" in _texts(teacher) and "Ana: tiny #1" in _texts(teacher)
     teacher.button(key=f"class.stop.{key}").click().run()
-    assert rerun_until(teacher, lambda t: store.read_live(key).status not in ("queued", "starting", "running"), 120)
-    assert str(store.read_live(key).status) == "stopped" and not teacher.exception
+    assert rerun_until(teacher, lambda t: tasks.read_live(key).status not in ("queued", "starting", "running"), 120)
+    assert str(tasks.read_live(key).status) == "stopped" and not teacher.exception
     assert rerun_until(at, lambda a: any(b.label == "Delete" for b in a.button), 60)
     [b for b in at.button if b.label == "Delete"][0].click().run()   # AppTest's sessions share one id: tidy up
     assert not at.exception and not store.run_folder(key).exists()

@@ -37,14 +37,6 @@ def test_a_run_repeats_itself_and_a_stop_keeps_what_it_learnt():
     assert stopped.stopped and stopped.steps == [0, 10] and seen == [10] and stopped.accuracy == a.accuracy[:2]
 
 
-def test_the_plain_rnn_forgets_across_a_delay_a_gated_cell_carries():
-    """Delay 40, 120 steps each (a shorter run than the lab's, so the suite stays quick): the plain RNN answers
-    at chance, the GRU (update bias 3) nearly always, the LSTM (forget bias 3) well above chance already."""
-    got = {kind: memory.train(memory.Plan(kind=kind, delay=40, steps=120, every=120)).final
-           for kind in ("rnn", "gru", "lstm")}
-    assert got["rnn"] < 0.35 and got["gru"] > 0.9 and got["lstm"] > 0.5, got
-
-
 def test_the_gradient_reaching_the_first_input_and_the_gates():
     """Untrained, the LSTM with its forget gate open (bias 3) passes far more of the loss's gradient back to the
     first step than the plain RNN, whose gradient shrinks step by step; its forget gate's mean is sigmoid(~3)."""
@@ -66,27 +58,92 @@ def test_a_plan_refuses_what_it_cannot_train():
 
 
 def test_the_stored_comparison_is_the_defaults_and_its_weights_are_its_curves():
-    """assets/gates_run.json (python -m core gates): the three cells at the default Plan; each stored network,
+    """assets/gates_run.json (python -m core gates): the three cells at the default comparison; each stored network,
     measured again here on the held-out sequences, answers exactly as its stored curve ends; and what the lab
-    will say of them: the plain RNN at chance after a delay of 40, the GRU remembers, the LSTM at least partly."""
+    says of them: the plain RNN at chance after a delay of 40, the GRU and the LSTM remember. The stored delay sweep
+    holds the same three numbers at delay 40 with seed 0, and each delay for every seed."""
     from core.nn import memory_readings, memory_store
-    stored = memory_store.load_baked()
-    assert set(stored) == {"rnn", "gru", "lstm"}
+    saved = memory_store.load()
+    stored = saved.cells
+    assert set(stored) == {"rnn", "gru", "lstm"} and saved.comparison == memory_store.Comparison()
     for kind, s in stored.items():
-        assert s.plan == memory.Plan(kind=kind) and s.steps[-1] == s.plan.steps
+        assert s.plan == saved.comparison.plans()[kind] and s.steps[-1] == s.plan.steps
         assert memory.accuracy(s.net, s.plan.delay) == pytest.approx(s.final, abs=1e-9)
         assert s.parameters == s.net.parameter_count()
+        assert saved.delays[kind][40][0] == s.final and list(saved.delays[kind]) == list(memory_store.SWEEP_DELAYS)
+        assert all(len(by_seed) == len(memory_store.SWEEP_SEEDS) for by_seed in saved.delays[kind].values())
     kinds = {k: memory_readings.recall(k, s.final, s.plan.delay).kind for k, s in stored.items()}
-    assert kinds["rnn"] == "memory.chance" and kinds["gru"] == "memory.remembers"
-    assert kinds["lstm"] in ("memory.remembers", "memory.partly")
+    assert kinds == {"rnn": "memory.chance", "gru": "memory.remembers", "lstm": "memory.remembers"}
+
+
+SMALL = dict(delay=3, hidden=4, steps=10)
 
 
 def test_the_store_writes_and_reads_back_and_says_how_to_rebuild(tmp_path):
     from core.nn import memory_store
-    plans = {kind: memory.Plan(kind=kind, delay=3, hidden=4, steps=5, every=5) for kind in ("rnn", "lstm")}
-    meta = memory_store.bake(tmp_path, plans)
-    back = memory_store.load_baked(tmp_path)
-    assert {k: s.accuracy for k, s in back.items()} == {k: c["accuracy"] for k, c in meta["cells"].items()}
+    seen = []
+    saved = memory_store.train_comparison(memory_store.Comparison(**SMALL), tmp_path, on_progress=seen.append)
+    back = memory_store.load(tmp_path)
+    assert {k: s.accuracy for k, s in back.cells.items()} == {k: s.accuracy for k, s in saved.cells.items()}
+    assert back.status == "finished" and set(back.cells) == set(memory_store.CELL_KINDS)
+    assert [(p.cell, p.step) for p in seen] == [("rnn", 10), ("gru", 20), ("lstm", 30)] and seen[-1].eta == 0.0
+    assert seen[-1].curves["lstm"] == [[s, a] for s, a in zip(back.cells["lstm"].steps, back.cells["lstm"].accuracy)]
+    read = memory_store.ProgressReader(tmp_path)
+    assert read.read() is None                       # nothing was written to a progress file here
     (tmp_path / memory_store.weights_file("rnn")).unlink()
     with pytest.raises(ValueError, match="python -m core gates"):
-        memory_store.load_baked(tmp_path)
+        memory_store.load(tmp_path)
+
+
+def test_a_stopped_comparison_keeps_what_it_learnt_and_trains_no_further_cell(tmp_path):
+    import threading
+    from core.nn import memory_store
+    stop = threading.Event()
+
+    def on(p):
+        if p.cell == "gru":          # its first measurement, after 50 of its 120 steps
+            stop.set()
+    saved = memory_store.train_comparison(memory_store.Comparison(**{**SMALL, "steps": 120}), tmp_path, stop, on)
+    assert saved.status == "stopped" and set(saved.cells) == {"rnn", "gru"} and "kept" in saved.message
+    assert saved.cells["rnn"].steps[-1] == 120 and saved.cells["gru"].steps == [0, 50]
+    stop = threading.Event()
+    stop.set()
+    assert memory_store.train_comparison(memory_store.Comparison(**SMALL), tmp_path / "none", stop) is None
+
+
+@pytest.mark.parametrize("mode", ["thread", "process"])
+def test_a_comparison_trains_in_the_job_managers_workers_and_is_found_again_from_the_store(mode, tmp_path,
+                                                                                          monkeypatch):
+    """The lab's live comparison goes through the same slots, workers, progress and store as a language model's
+    run: it reports as it goes, ends saved, repeats itself exactly, and a new server process finds it by its key."""
+    from core.nn import memory_store
+    from core.runs.jobs import JobManager
+    from test_training import wait_for
+    monkeypatch.setenv("RNNLAB_RUNS_DIR", str(tmp_path))
+    manager = JobManager(max_cpu=1, max_gpu=0, mode=mode)
+    comparison = memory_store.Comparison(**SMALL)
+    job = manager.submit(comparison, "", "s", name="memory")
+    assert job.kind.name == "memory"
+    wait_for(lambda: not job.active, 120)
+    assert job.status == "finished", job.message
+    assert job.progress is not None and job.progress.step == comparison.total_steps
+    alone = memory_store.train_comparison(comparison, tmp_path / "alone")
+    assert {k: s.accuracy for k, s in job.result.cells.items()} == {k: s.accuracy for k, s in alone.cells.items()}
+    again = JobManager(max_cpu=1, max_gpu=0, mode=mode).adopt(job.token, "t")
+    assert again.config == comparison and again.result.cells["gru"].accuracy == alone.cells["gru"].accuracy
+
+
+def test_a_queued_comparison_waits_for_the_slot_and_can_be_stopped(tmp_path, monkeypatch):
+    from core.nn import memory_store
+    from core.runs.jobs import JobManager
+    from test_training import wait_for
+    monkeypatch.setenv("RNNLAB_RUNS_DIR", str(tmp_path))
+    manager = JobManager(max_cpu=1, max_gpu=0, mode="thread")
+    first = manager.submit(memory_store.Comparison(**{**SMALL, "steps": 100_000 // 3}), "", "a")
+    second = manager.submit(memory_store.Comparison(**SMALL), "", "b")
+    assert second.status == "queued" and manager.position(second) == 1
+    wait_for(lambda: first.progress is not None and first.progress.step > 0)
+    manager.stop(first.id)
+    wait_for(lambda: not first.active and not second.active, 120)
+    assert first.status == "stopped" and set(first.result.cells) == {"rnn"}
+    assert second.status == "finished"

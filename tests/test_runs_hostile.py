@@ -7,7 +7,7 @@ from collections import namedtuple
 
 import pytest
 
-from core.runs import store, worker
+from core.runs import store, tasks, worker
 from core.runs.config import TrainConfig
 from core.runs.jobs import JobManager
 from test_run_store import wait_until_training
@@ -79,7 +79,7 @@ def test_damaged_store_files_are_named(tmp_path, monkeypatch):
     folder = store.run_folder(job.token)
     with open(folder / "progress.jsonl", "a") as f:      # junk lines: passed over, the rest still read
         f.write('"a string"\n{"p": {"epoch": "x"}, "rows": [1, 2]}\n{"p": {}, "rows": [], "extra": 1}\n')
-    assert store.read_live(job.token).progress.epoch == 1
+    assert tasks.read_live(job.token).progress.epoch == 1
     (folder / "state.json").write_text("{not json")
     with pytest.raises(ValueError, match="state.json"):
         JobManager(max_cpu=1, max_gpu=0, mode="thread").adopt(job.token, "b")

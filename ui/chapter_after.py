@@ -62,6 +62,7 @@ def bptt_in_detail() -> None:
         "Clipping rescales the whole gradient when its norm exceeds θ: it tames explosions but cannot bring back "
         "a vanished gradient. Gates (GRU, LSTM) give the gradient a path that is not multiplied by W_hh at every "
         "step.")
+    deeper("gates", "The remedy, trained live: a plain RNN forgets across a delay, a GRU and an LSTM remember")
 
 
 def concise_version(raw: str | None) -> None:

@@ -10,12 +10,12 @@ from typing import Callable, TypeVar
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from core.labs import PAGES, Page
+from core.labs import BOOK as BOOK_EDITION, CHAPTERS, PAGES, Page, citation
 
 T = TypeVar("T")
 
-BOOK = "Dive into Deep Learning (Zhang, Lipton, Li and Smola), version 1.0, chapter 9, Recurrent Neural Networks"
-BOOK_URL = "https://d2l.ai/chapter_recurrent-neural-networks/index.html"
+BOOK = BOOK_EDITION + ", chapter 9, Recurrent Neural Networks"
+BOOK_URL = CHAPTERS[9][1]
 
 
 _MARKDOWN_SPECIAL = set("\\`*_{}[]()<>#+-.!|~$:=^&\"'")
@@ -114,4 +114,5 @@ def learner_errors():
 
 
 def cite(section: str) -> None:
-    st.caption(f"Follows {BOOK}, section *{section}* ([d2l.ai]({BOOK_URL})). Explanations here are our own.")
+    words, url = citation(section)
+    st.caption(f"Follows {words} ([d2l.ai]({url})). Explanations here are our own.")

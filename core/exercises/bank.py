@@ -124,6 +124,24 @@ BANK: dict[str, Exercise] = {e.key: e for e in (
              {"eigenvalues": [1.2, 0.9, 0.5], "k": 30}, "Which component of x grows fastest?",
              options=("the eigenvector of the largest |eigenvalue|", "x's own direction", "no particular direction"),
              other={"k": 1}, other_label="M x, once", book="v1.0's 9.7 Backpropagation Through Time, #1.2"),
+    Exercise("gates_rnn_delay", "gates", "In the stored sweep (each delay trained with three seeds, 300 steps), from "
+             "which delay on does the plain RNN answer at chance at every longer delay?", NUMBER,
+             models.rnn_chance_delay, {"cell": "rnn"}, "The sweep tried 5, 10, 15, 20, 30, 40, 60 and 100.",
+             absolute=0.5, tolerance=0.0, other={"cell": "lstm"}, other_label="the LSTM (0: never within 100)"),
+    Exercise("gates_forget", "gates", "An LSTM's memory cell starts at 1 and nothing moves it but its forget gate, "
+             "whose bias is 3. What share of it is left after a delay of 40 steps?", NUMBER, models.forget_share,
+             {"bias": 3.0, "delay": 40}, "Each step multiplies the memory cell by σ(bias).", tolerance=0.02,
+             other={"bias": -3.0}, other_label="bias -3", url={"lstm_bias": 3.0, "delay": 40}),
+    Exercise("gates_ratio", "gates", "In the stored comparison (delay 40), relative to what the last input gets, how "
+             "much more of the gradient reaches the first input through the trained LSTM than through the trained "
+             "plain RNN?", CHOICE, models.first_input_ratio, {"cell": "lstm"},
+             "Through the plain RNN each step back multiplies by W_hh and tanh's slopes.",
+             options=("less", "about the same", "10 to 1,000 times as much", "over 1,000 times as much"),
+             other={"cell": "gru"}, other_label="the GRU"),
+    Exercise("gates_params", "gates", "How many parameters does an LSTM cell with 8 inputs and 32 hidden units have "
+             "(torch's layout, as the lab's cells)?", NUMBER, models.cell_parameters, {"cell": "lstm", "n": 8, "h": 32},
+             "Four sets of weights: three gates and the candidate.", tolerance=0.0, other={"cell": "gru"},
+             other_label="a GRU"),
     Exercise("tr_untrained", "training", "Before its first step, what perplexity does the book's character RNN "
              "(28 tokens, tiny random weights) have on its training windows?", NUMBER, models.untrained_perplexity,
              {"windows": 2000, "h": 32}, "Tiny weights: every score is about the same.", tolerance=0.05,

@@ -194,3 +194,72 @@ def gated_path(s: dict) -> Solution:
                             "next chapter's answer (GRU and LSTM); attention, later, reaches every earlier token "
                             "directly.", {"norm after T steps": norm, "forget gate f": f})
 
+
+
+# --- Memory and gates --------------------------------------------------------------------------------------------
+
+def rnn_chance_delay(s: dict) -> Solution:
+    """The stored delay sweep (python -m core gates): the first delay from which the plain RNN, its seeds' mean
+    accuracy, is at chance at every longer delay tried."""
+    import numpy as np
+    from core.nn import memory_readings, memory_store
+    sweep = memory_store.load().delays[s["cell"]]
+    seeds = len(next(iter(sweep.values())))
+    said = memory_readings.over_delays(s["cell"], {d: float(np.mean(a)) for d, a in sweep.items()}, 1000 * seeds)
+    at = said.numbers["chance_from"]
+    shown = ", ".join(f"{d}: {100 * float(np.mean(a)):.0f}%" for d, a in sorted(sweep.items()))
+    return Solution(at if at is not None else 0, f"{said.text} The sweep's means over {seeds} seeds by delay: {shown}. "
+                    "Each step the plain RNN's memory of the symbol passes through W_hh and tanh again, and its "
+                    "gradient shrinks like ρᵏ on the way back, so the training signal that would teach it to keep "
+                    "the symbol fades with the delay.", {"first delay at chance": at})
+
+
+def forget_share(s: dict) -> Solution:
+    """What an LSTM's memory cell keeps over D steps when nothing but its forget gate's bias moves it: the project's
+    own cell (core.nn.gated) with every weight 0 and the cell state starting at 1, stepped D times."""
+    import torch
+    from core.nn.gated import GatedCell
+    cell = GatedCell("lstm", 1, 1)
+    with torch.no_grad():
+        for p in cell.parameters():
+            p.zero_()
+        cell.gate_bias("f").fill_(s["bias"])
+    state = (torch.zeros(1, 1), torch.ones(1, 1))
+    with torch.no_grad():
+        for _ in range(s["delay"]):
+            state = cell.step(torch.zeros(1, 1), state)
+    kept, f = float(state[1]), 1 / (1 + math.exp(-s["bias"]))
+    return Solution(kept, f"With every weight 0 the candidate is tanh(0) = 0, so each step only multiplies the memory "
+                    f"cell by the forget gate, σ({s['bias']:g}) = {f:.4f}; after {s['delay']} steps it keeps "
+                    f"{kept:.4g} of itself. Training moves the gate: a bias of 3 starts it where the memory lasts.",
+                    {"kept": kept, "forget gate": f}, {round(f, 4): "that is one step's share: the memory is "
+                                                       "multiplied by it at every step of the delay"})
+
+
+def first_input_ratio(s: dict) -> Solution:
+    """The stored comparison: the share of the last input's gradient that reaches the first input, through the
+    trained gated cell against the trained plain RNN, by autograd (core.nn.memory.input_gradients)."""
+    from core.nn import memory, memory_readings, memory_store
+    saved = memory_store.load()
+    delay = saved.comparison.delay
+    grads = {k: memory.input_gradients(saved.cells[k].net, delay) for k in (s["cell"], "rnn")}
+    said = memory_readings.first_input(s["cell"], list(grads[s["cell"]]), list(grads["rnn"]))
+    r = said.numbers["ratio"]
+    answer = "about the same" if 0.1 < r < 10 else "10 to 1,000 times as much" if 10 <= r < 1000 else \
+        "over 1,000 times as much" if r >= 1000 else "less"
+    return Solution(answer, f"{said.text} (delay {delay}; by autograd on held-out sequences).",
+                    {"ratio": r, "gated share": said.numbers["gated"], "plain share": said.numbers["plain"]})
+
+
+def cell_parameters(s: dict) -> Solution:
+    """The parameters of the project's own cell (core.nn.gated) with n inputs and h hidden units, counted."""
+    from core.nn.gated import KINDS, GatedCell
+    cell = GatedCell(s["cell"], s["n"], s["h"])
+    count, g, n, h = sum(p.numel() for p in cell.parameters()), KINDS[s["cell"]], s["n"], s["h"]
+    return Solution(count, f"Each of the {g} pre-activations (the LSTM's input, forget and output gates and its "
+                    f"candidate) has an {h} × {n} input weight, an {h} × {h} hidden weight and two biases of {h} "
+                    f"(torch keeps bias_ih and bias_hh): {g} × ({h}·{n} + {h}·{h} + 2·{h}) = {count:,}.",
+                    {"parameters": count}, {float(g * (h * n + h * h + h)): "one bias per gate: torch's layout, "
+                                            "which the cell keeps, has two that add",
+                                            float(h * n + h * h + 2 * h): "that is one gate's share: an LSTM has "
+                                            "four sets of weights"})

@@ -29,8 +29,21 @@ from dataclasses import dataclass
 from enum import StrEnum
 from types import ModuleType
 
-from core.labs import chapter, classroom, forecasting, gradient_flow, rnn_cell, sampling, tokens, training
+from core.labs import chapter, classroom, forecasting, gates, gradient_flow, rnn_cell, sampling, tokens, training
 from core.settings import Setting, as_text, declared, setting
+
+
+BOOK = "Dive into Deep Learning (Zhang, Lipton, Li and Smola), version 1.0"
+CHAPTERS = {9: ("Recurrent Neural Networks", "https://d2l.ai/chapter_recurrent-neural-networks/index.html"),
+            10: ("Modern Recurrent Neural Networks", "https://d2l.ai/chapter_recurrent-modern/index.html")}
+
+
+def citation(section: str) -> tuple[str, str]:
+    """The book's words for a section a page follows ("10.1 Long Short-Term Memory (LSTM)"): the edition, its
+    chapter and the section, and the chapter's address."""
+    chapter = int(section.split(".")[0])
+    name, url = CHAPTERS[chapter]
+    return f"{BOOK}, chapter {chapter}, {name}, section {section}", url
 
 
 @dataclass(frozen=True)
@@ -93,6 +106,7 @@ PAGES: dict[str, Page] = {p.key: p for p in (
     Page.of(rnn_cell),
     Page.of(sampling),
     Page.of(gradient_flow),
+    Page.of(gates),
     Page.of(training, charts=False),
 )}
 LABS: list[Page] = [p for p in PAGES.values() if p.lab]

@@ -16,7 +16,7 @@ from core.classroom import summary
 from core.exercises import types as core_ex
 from core.exercises.bank import BANK
 from core.figures import chart_text, csv_cell, iso_time, log_ticks, number_ticks, style
-from core.runs import store
+from core.runs import tasks
 from core.runs.record import Status
 from core.settings import setting
 
@@ -190,7 +190,7 @@ def run_histories(info: classroom.ClassInfo | int) -> list[classroom.ClassRun]:
     runs = classroom.class_runs(info if isinstance(info, int) else info.id)
     for r in runs:
         try:
-            live = store.read_live(r.run_key)
+            live = tasks.read_live(r.run_key)
         except ValueError:
             live = None
         if live is not None:

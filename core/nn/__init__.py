@@ -6,8 +6,10 @@ and what a trained model does (sampling, probing). Above core.text; below core.r
   fused.py         the fused CPU recurrence and its hand-written backward
   gated.py         the plain RNN, a GRU and an LSTM stepped in Python, gates kept (checked against torch's own)
   memory.py        a memory task with one knob, the delay: each cell trained on it, its accuracy and gradients
-  memory_readings.py  its claims: at chance, remembers or partly; the gradient reaching the first input
-  memory_store.py  the three cells' stored comparison at the defaults (assets/gates_*; python -m core gates)
+  memory_readings.py  its claims: at chance, remembers or partly; over the delays; the gradient reaching the first
+                   input; the forget gate
+  memory_store.py  a comparison of the three cells, trained, written and read back: the shipped one with its delay
+                   sweep (assets/gates_*; python -m core gates), and a live run's in its store folder
   blocks.py        a batch in blocks of rows, side by side in helper processes (data parallel on the CPU)
   models.py        the language model around a cell, perplexity, clipping, streamed cross-entropy
   optim.py         the runs' SGD, AdamW and cosine schedule (torch.optim's arithmetic, without its imports)

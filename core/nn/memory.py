@@ -77,7 +77,7 @@ class Plan:
     lr: float = 1e-2
     gate_bias: float = 3.0
     seed: int = 0
-    every: int = 25            # training steps between two accuracy measurements
+    every: int = 50            # training steps between two accuracy measurements (each costs about 5 steps)
 
     def __post_init__(self):
         check_choice("cell", self.kind, KINDS)

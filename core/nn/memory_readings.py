@@ -48,7 +48,7 @@ def first_input(kind: str, gated: list[float], plain: list[float]) -> Claim:
     p = _share(plain)
     r = g / p if p > 0 else (math.inf if g > 0 else math.nan)   # a share that vanished to 0 still compares
     who = NAMES.get(kind, kind)
-    numbers = dict(gated=g, plain=p, ratio=r)
+    numbers = dict(cell=kind, gated=g, plain=p, ratio=r)
     head = (f"Of the gradient the last input gets, the first input gets {g:.3g} through {who} and {p:.3g} through "
             "the plain RNN")
     if r >= 10:
@@ -66,3 +66,47 @@ def _share(norms: list[float]) -> float:
     if len(norms) < 2 or not all(math.isfinite(x) and x >= 0 for x in norms):
         raise ValueError("Each step's gradient norm is needed, at least two steps, finite and not negative.")
     return norms[0] / norms[-1] if norms[-1] > 0 else 0.0
+
+
+def level(accuracy: float, answers: int = 1000) -> str:
+    """recall()'s verdict on one accuracy as a word: chance, below_chance, remembers or partly."""
+    return recall("cell", accuracy, 0, answers).kind.split(".")[1]
+
+
+def over_delays(kind: str, by_delay: dict, answers: int = 1000) -> Claim:
+    """What a cell's final accuracy does as the delay grows (delay -> accuracy, trained at each delay): the longest
+    delay up to which it remembers at every delay, and the first delay from which it is at chance (or below) at
+    every longer one; or that it remembers at every delay tried."""
+    if not by_delay:
+        raise ValueError("The delay sweep needs at least one delay.")
+    delays = sorted(int(d) for d in by_delay)
+    acc = {d: check_real("accuracy", by_delay[d], 0.0, 1.0) for d in delays}
+    words = {d: level(acc[d], answers) for d in delays}
+    who = NAMES.get(kind, kind)
+    kept = [d for d in delays if all(words[e] == "remembers" for e in delays if e <= d)]
+    lost = [d for d in delays if all(words[e] in ("chance", "below_chance") for e in delays if e >= d)]
+    numbers = dict(cell=kind, remembers_to=kept[-1] if kept else None, chance_from=lost[0] if lost else None,
+                   delays=delays, accuracy=[acc[d] for d in delays])
+    if len(kept) == len(delays):
+        least = f"{100 * min(acc.values()):.0f}"
+        return claim("memory.sweep_holds", f"Trained at each delay from {delays[0]} to {delays[-1]}, {who} "
+                     f"remembers at every one ({least}% right or more).", **numbers)
+    head = (f"{who[0].upper()}{who[1:]} remembers up to a delay of {kept[-1]} ({100 * acc[kept[-1]]:.0f}% right)"
+            if kept else f"{who[0].upper()}{who[1:]} does not remember even at a delay of {delays[0]} "
+                         f"({100 * acc[delays[0]]:.0f}% right)")
+    if lost:
+        return claim("memory.sweep_falls", f"{head} and answers at chance from a delay of {lost[0]} on "
+                     f"({100 * acc[lost[0]]:.0f}% right there).", **numbers)
+    return claim("memory.sweep_partly", f"{head}; at {delays[-1]}, the longest delay tried, it is still above "
+                 f"chance ({100 * acc[delays[-1]]:.0f}% right).", **numbers)
+
+
+def forget_gate(mean: float, delay: int) -> Claim:
+    """The LSTM's mean forget gate as the share of its memory cell kept each step, and over the delay (its power)."""
+    f = check_real("forget gate", mean, 0.0, 1.0)
+    d = check_int("delay", delay, 0)
+    over = f ** d
+    said = f"{100 * over:.0f}%" if over >= 0.01 else f"{over:.1e} of it"
+    return claim("memory.forget_kept", f"The trained LSTM's forget gate is {f:.3f} on average: each step keeps about "
+                 f"{100 * f:.1f}% of its memory cell, so a gate held there keeps {said} over {d} steps (the input "
+                 "gate can add to it on the way).", forget=f, delay=d, kept=over)

@@ -7,10 +7,9 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from core.exercises.bank import for_lab
-from core.labs import PAGES, SETTINGS_OF, controls_of
+from core.labs import PAGES, SETTINGS_OF, citation, controls_of
 
 MD, CODE = "markdown", "code"
-BOOK = "Dive into Deep Learning (Zhang, Lipton, Li and Smola), chapter 9, Recurrent Neural Networks"
 SETUP = """\
 # Needs RNN Lab's core with plotly: in a clone of RNN Lab, `pip install -e .` (as its README says), or the wheel
 # that `python -m build` makes there (`pip install dist/rnnlab-*.whl`). Jupyter itself: `pip install jupyterlab`.
@@ -100,7 +99,7 @@ def dumps(nb) -> str:
 
 
 def header(title: str, section: str, settings_text: str) -> list[tuple[str, str]]:
-    return [(MD, f"# RNN Lab: {title}\n\nFollows {BOOK}, section {section}. Every number below is computed by "
+    return [(MD, f"# RNN Lab: {title}\n\nFollows {citation(section)[0]}. Every number below is computed by "
                  "RNN Lab's own core, the code the lab's page runs; the readings are built by the same functions "
                  "from the numbers they state."),
             (CODE, SETUP), (CODE, settings_text)]

@@ -7,7 +7,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Callable
 
-from core.runs import store
+from core.runs import store, tasks
 from core.runs.config import TrainConfig
 from core.runs.launchers import Trainer
 from core.runs.record import EpochSample, Progress, Status
@@ -18,7 +18,7 @@ class Job:
     id: int
     name: str
     session_id: str                         # who started it (one run per device at a time each)
-    config: TrainConfig
+    config: TrainConfig                     # its settings: a TrainConfig, or another kind's (core.runs.tasks)
     device: str
     status: Status = Status.STARTING
     message: str = ""
@@ -34,6 +34,11 @@ class Job:
 
     text: str | None = None                 # the training text, held only while the run waits in the queue
     on_saved: Callable[[str, store.StoredRun], None] | None = None   # (token, saved run): once, by its follower
+
+    @property
+    def kind(self) -> tasks.Task:
+        """What kind of run it is (core.runs.tasks): a language model's, or the memory task's comparison."""
+        return tasks.of(self.config)
 
     @property
     def active(self) -> bool:

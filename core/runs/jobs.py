@@ -28,7 +28,7 @@ from typing import Callable
 
 import torch
 
-from core.runs import launchers, store
+from core.runs import launchers, store, tasks
 from core.runs.config import TrainConfig
 from core.runs.job import Job
 from core.runs.launchers import Ended, Message, Reported, Saved
@@ -92,15 +92,16 @@ class JobManager:
     def _limit(self, kind: str) -> int:
         return self.max_gpu if kind == "cuda" else self.max_cpu
 
-    def submit(self, config: TrainConfig, text: str, session_id: str, name: str | None = None,
+    def submit(self, config, text: str, session_id: str, name: str | None = None,
                on_saved: Callable | None = None) -> Job:
         """Start a run, or queue it when its device's slots are all taken by other learners' runs (it then
         starts by itself, first come first served). ValueError when the learner's own run is still going on
-        that device, or when the queue is full. on_saved(token, run): called once the run is saved, by the thread
-        that follows it (never a page drawing): a learner's class keeps the curve then."""
+        that device, or when the queue is full. config: a TrainConfig, or another kind of run's settings
+        (core.runs.tasks: the memory task's comparison). on_saved(token, run): called once the run is saved, by the
+        thread that follows it (never a page drawing): a learner's class keeps the curve then."""
         kind = self.device_kind(config)
         self.clean_store()
-        store.check_space(config)
+        tasks.of(config).check_space(config)
         with self.lock:
             if any(j.active and j.device == kind and j.session_id == session_id for j in self.jobs.values()):
                 raise ValueError(f"Your own run on the {kind.upper()} is still going: stop it (or let it finish), "
@@ -136,7 +137,7 @@ class JobManager:
         try:
             job.trainer = launchers.LAUNCHERS[self.mode](launchers.request_for(job.token, job.config, text),
                                                           job.device)
-            launchers.follow(job.token, job.trainer, lambda message: self._on(job, message))
+            launchers.follow(job.token, job.trainer, lambda message: self._on(job, message), task=job.kind)
         except Exception as exc:  # a failed launch or a bug must not kill the server: report it on the page
             job.status, job.message = Status.ERROR, f"training failed: {exc}"
             traceback.print_exc()
@@ -155,7 +156,7 @@ class JobManager:
             case Reported(progress):
                 self._on_progress(job, progress)
             case Saved():
-                self._finished(job, store.StoredRun.read(store.run_folder(job.token)))
+                self._finished(job, job.kind.read_result(store.run_folder(job.token)))
             case Ended(status, text):
                 job.status, job.message = status, text
 
@@ -209,7 +210,7 @@ class JobManager:
         loses nothing of the run)."""
         job.result = result
         job.message = job.message or result.message
-        job.status = result.status
+        job.status = Status.parse(result.status)
         callback, job.on_saved = job.on_saved, None
         try:
             callback and callback(job.token, result)
@@ -275,10 +276,10 @@ class JobManager:
             job.watchers.add(session_id)
             job.unwatched_since = None
             return job
-        live = store.read_live(token)
+        live = tasks.read_live(token)
         return None if live is None else self._from_store(live, session_id)
 
-    def _from_store(self, live: store.LiveRun, session_id: str) -> Job:
+    def _from_store(self, live: tasks.LiveRun, session_id: str) -> Job:
         if live.status == Status.QUEUED and time.time() - live.updated > self.abandon_after:
             # queues live in a web process's memory: this one's server has stopped since
             live.status, live.message = Status.STOPPED, "it waited in the queue of a server that has since stopped"
@@ -295,7 +296,7 @@ class JobManager:
             job.thread = threading.Thread(target=self._follow, args=(job,), daemon=True)
         else:
             try:
-                job.result = store.StoredRun.read(store.run_folder(live.key))
+                job.result = job.kind.read_result(store.run_folder(live.key))
             except ValueError:
                 job.status = Status.ERROR
                 job.message = live.message or "the run ended before anything was saved; its curve is kept"
@@ -307,7 +308,8 @@ class JobManager:
 
     def _follow(self, job: Job) -> None:
         try:
-            launchers.follow(job.token, launchers.Elsewhere(), lambda message: self._on(job, message))
+            launchers.follow(job.token, launchers.Elsewhere(), lambda message: self._on(job, message),
+                             task=job.kind)
         except Exception as exc:  # a bug must not kill the server: report it on the page
             job.status, job.message = Status.ERROR, f"following the run failed: {exc}"
 

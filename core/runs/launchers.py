@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Protocol
 
-from core.runs import store, worker
+from core.runs import store, tasks, worker
 from core.runs.record import Progress, Status
 
 PROJECT = Path(__file__).resolve().parents[2]   # where `python -m core.runs.worker` is found
@@ -67,7 +67,9 @@ class Trainer(Protocol):
 # ---- launchers ---------------------------------------------------------------------------------------------------
 
 def request_for(token: str, config, text: str) -> dict:
-    return {"config": config.to_dict(), "text": text, "key": token, "root": str(store.store_root())}
+    """What the trainer is handed: the kind of run (core.runs.tasks), its settings, its text, its key and store."""
+    return {"task": tasks.name_of(config), "config": config.to_dict(), "text": text, "key": token,
+            "root": str(store.store_root())}
 
 
 @dataclass
@@ -258,10 +260,11 @@ class Elsewhere:
 # ---- following a run through the store ----------------------------------------------------------------------------
 
 def follow(token: str, trainer: Trainer, on: Callable[[Message], None], every: float = FOLLOW_EVERY_S,
-           stale_s: float = STALE_S) -> None:
+           stale_s: float = STALE_S, task: tasks.Task = tasks.TASKS[tasks.LM]) -> None:
     """Send on() what the run's folder says until the run ends: a Reported for each new report, then one Saved or
-    Ended. A run whose trainer ended without a final state, or that has not moved for stale_s, is marked failed."""
-    reader, last_change = store.ProgressReader(store.run_folder(token)), time.time()
+    Ended. A run whose trainer ended without a final state, or that has not moved for stale_s, is marked failed.
+    task: the kind of run (core.runs.tasks), which says how its reports and its saved result are read."""
+    reader, last_change = task.reader(store.run_folder(token)), time.time()
     stepped = False   # read often until the first trained step is in: the learner is waiting for it
     while True:
         why = trainer.ended()   # asked first: a trainer that has ended has written its last state already
@@ -271,7 +274,7 @@ def follow(token: str, trainer: Trainer, on: Callable[[Message], None], every: f
             on(Reported(new))
         status, message = store.read_state(token) or (None, "")
         if status is not None and not status.active:
-            saved = status != Status.ERROR and (store.run_folder(token) / "run.json").exists()
+            saved = status != Status.ERROR and task.saved(store.run_folder(token))
             on((Saved if saved else Ended)(status, message))
             return
         if status == Status.QUEUED:   # in another process's queue: no reports yet

@@ -146,13 +146,15 @@ def _write_atomically(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def create(key: str, config: TrainConfig, name: str, device: str, root: Path | None = None) -> Path:
-    """Start a run's folder: its request and the state "queued". ValueError when the store cannot be written."""
+def create(key: str, config, name: str, device: str, root: Path | None = None) -> Path:
+    """Start a run's folder: its request (its kind of run, core.runs.tasks, and its settings) and the state
+    "queued". ValueError when the store cannot be written."""
     folder = run_folder(key, root)
     try:
         folder.mkdir(parents=True, exist_ok=True)
         _write_atomically(folder / "request.json", json.dumps(
-            {"config": config.to_dict(), "name": name, "device": device, "created": time.time()}))
+            {"task": getattr(config, "TASK", "lm"), "config": config.to_dict(), "name": name, "device": device,
+             "created": time.time()}))
         set_state(key, Status.QUEUED, "", root)
     except OSError as exc:
         raise _unwritable(exc, "creating a run", folder.parent) from None
@@ -192,27 +194,7 @@ def stop_requested(key: str, root: Path | None = None) -> bool:
     return (run_folder(key, root) / "stop").exists()
 
 
-@dataclass
-class LiveRun:
-    """What the store says of a run, finished or not (read by any web process)."""
-
-    key: str
-    config: TrainConfig
-    name: str
-    device: str
-    created: float
-    status: Status
-    message: str
-    updated: float
-    progress: Progress | None = None       # the latest report, with the whole history so far
-
-    @property
-    def active(self) -> bool:
-        return self.status.active
-
-
-
-def _json(path: Path) -> dict:
+def read_json(path: Path) -> dict:
     data = json.loads(path.read_text(encoding="utf-8"))
     if not isinstance(data, dict):
         raise ValueError(f"{path.name} does not hold an object")
@@ -274,27 +256,10 @@ def last_activity(key: str, root: Path | None = None) -> float:
 def read_state(key: str, root: Path | None = None) -> tuple[Status, str] | None:
     """The run's status and message, or None when its state cannot be read (yet)."""
     try:
-        state = _json(run_folder(key, root) / "state.json")
+        state = read_json(run_folder(key, root) / "state.json")
         return Status.parse(state["status"]), str(state["message"])
     except (OSError, KeyError, TypeError, ValueError):
         return None
-
-
-def read_live(key: str, root: Path | None = None) -> LiveRun | None:
-    """The run with this key as the store has it, or None when there is no such run. ValueError naming the file
-    when the run is there but one of its files is damaged."""
-    folder = run_folder(key, root)
-    if not (folder / "request.json").is_file():
-        return None
-    values = {}
-    for name, read in (("request.json", lambda d: (TrainConfig.from_dict(d["config"]), str(d["name"]),
-                                                    str(d["device"]), float(d["created"]))),
-                       ("state.json", lambda d: (Status.parse(d["status"]), str(d["message"]), float(d["updated"])))):
-        try:
-            values[name] = read(_json(folder / name))
-        except (OSError, KeyError, TypeError, ValueError, UnicodeDecodeError) as exc:
-            raise ValueError(f"The run's {name} in the run store is damaged or missing ({str(exc)[:120]}).") from None
-    return LiveRun(key, *values["request.json"], *values["state.json"], read_progress(folder))
 
 
 # ---- cleanup ---------------------------------------------------------------------------------------------------
@@ -325,7 +290,7 @@ def cleanup(max_age_s: float, max_total_bytes: float, root: Path | None = None, 
         size = _size(folder)
         total += size   # runs that go count towards the total too, though they are never deleted
         try:
-            state = _json(folder / "state.json")
+            state = read_json(folder / "state.json")
             going = Status.parse(state.get("status")).active and now - float(state.get("updated", 0)) < stale_s
         except (OSError, ValueError, TypeError, AttributeError):
             going = False

@@ -80,6 +80,10 @@ def run(request: dict, stop: threading.Event | None = None, server_gone: threadi
     threading.Thread(target=_watch_stop_file, args=(key, root, stop, done), daemon=True).start()
     try:
         store.set_state(key, Status.RUNNING, "", root)
+        if request.get("task", "lm") != "lm":
+            state = _run_other(request, store.run_folder(key, root), stop)
+            store.set_state(key, **state, root=root)
+            return state
         writer = store.ProgressWriter(key, root)
         cfg = TrainConfig.from_dict(request["config"])
         data = prepare_data(cfg, request["text"])
@@ -103,6 +107,19 @@ def run(request: dict, stop: threading.Event | None = None, server_gone: threadi
     finally:
         done.set()
     return state
+
+
+def _run_other(request: dict, folder: Path, stop: threading.Event) -> dict:
+    """A run of another kind than a language model (core.runs.tasks): the memory task's comparison, trained into
+    its folder in the same format as the shipped one. Returns its final state."""
+    from core.nn import memory_store
+    from core.runs import tasks
+    tasks.named(request["task"])   # a kind this worker knows, else ValueError
+    comparison = memory_store.Comparison.from_dict(request["config"])
+    saved = memory_store.train_comparison(comparison, folder, stop, memory_store.ProgressWriter(folder).write)
+    if saved is None:
+        return {"status": Status.STOPPED, "message": "stopped before its first step: nothing was learnt yet"}
+    return {"status": Status.parse(saved.status), "message": saved.message}
 
 
 def train_into_store(request: dict) -> dict:

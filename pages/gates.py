@@ -1,0 +1,145 @@
+"""Lab 7, Memory and gates: draws what core.labs.gates computes (settings, figures, readings all there). A comparison
+trains in the server's training workers (core.runs.jobs, a run of the kind "memory"), never in this script: the page
+shows the stored comparison until the learner's own has trained, and follows it live meanwhile."""
+from __future__ import annotations
+
+import math
+
+import streamlit as st
+
+from core.labs import controls_of, gates as lab
+from core.nn.memory_store import COMMAND, Saved
+from ui import exercises, url_state
+from ui.common import learner_errors, plain
+from ui.lab import lab_page, metric_row
+from ui.plots import frozen_chart, show_chart
+from ui.run_notice import queued_notice
+from ui.session import fragment_only_run, job_manager, session_id
+
+CONTROLS = controls_of(lab.KEY)
+POLL_SECONDS = 1.0
+_JOB = "gates.job"
+
+
+def controls() -> lab.Settings:
+    return lab.Settings(**{name: url_state.draw(s) for name, s in CONTROLS.items()})
+
+
+@st.cache_resource(show_spinner=False)
+def shipped() -> Saved:
+    """The defaults' comparison from assets/, read once per server (ValueError says how to rebuild it)."""
+    return lab.shipped()
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def analysed(s: lab.Settings, token: str | None) -> tuple:
+    """The result and its charts for a comparison (the stored one, or the run with this key), once per server:
+    a class opening the page at its defaults shares one. Shared, so nothing changes them after."""
+    saved = shipped() if token is None else job_by_token(token).result
+    r = lab.analyse(s, saved, shipped().delays)
+    return r, {c.key: frozen_chart(c) for c in lab.charts(r)}
+
+
+def job_by_token(token: str):
+    return next(j for j in job_manager().for_session(session_id()) if j.token == token)
+
+
+def my_job():
+    """This session's latest comparison run, if the server still has it."""
+    job_id = st.session_state.get(_JOB)
+    return next((j for j in job_manager().for_session(session_id()) if j.id == job_id), None)
+
+
+def shown(s: lab.Settings) -> str | None:
+    """The key of the learner's finished run trained at these settings, else None (the stored comparison)."""
+    job = my_job()
+    if job is not None and not job.active and job.result is not None and job.config == lab.comparison(s):
+        return job.token
+    return None
+
+
+def train(s: lab.Settings) -> None:
+    with learner_errors():
+        job = job_manager().submit(lab.comparison(s), "", session_id(), name=f"memory, delay {s.delay}")
+    st.session_state[_JOB] = job.id
+
+
+def train_row(s: lab.Settings, token: str | None) -> None:
+    """The Train button, and where the figures come from."""
+    job, stored = my_job(), shipped()
+    busy = job is not None and job.active
+    same = token is not None or stored.comparison == lab.comparison(s)
+    c1, c2 = st.columns([1, 3], vertical_alignment="center")
+    c1.button("Train again" if same else "Train these", type="primary", disabled=busy, key="gates.train",
+              on_click=train, args=(s,), help="Trains the three cells one after another in the server's training "
+              "workers, about 20 s at the defaults on a small server.")
+    if token is not None:
+        c2.caption("The figures show your own run at these settings.")
+    elif same:
+        c2.caption(f"The figures show the stored run at these settings (`{COMMAND}` rebuilt it); "
+                   "training again with this seed on the same machine gives the same numbers.")
+    else:
+        c2.warning("The figures still show the stored run at the defaults (delay 40, hidden 32, 300 steps, gate "
+                   "biases 3, seed 0). Press **Train these** to train the three cells at your settings.",
+                   icon=":material/info:")
+
+
+def run_panel() -> None:
+    """The learner's run while it waits or trains: where it stands, its curves so far, Stop. Once it ends, the page
+    draws again with its figures."""
+    job = my_job()
+    if job is None:
+        return
+    if not job.active:
+        if st.session_state.pop("gates.watching", None) == job.id and fragment_only_run():
+            st.rerun(scope="app")
+        if job.status not in ("finished",):
+            st.info(f"Your run {job.status}: {plain(job.message, 300)}", icon=":material/info:")
+        return
+    st.session_state["gates.watching"] = job.id
+    if job.status == "queued":
+        queued_notice(job)
+    p = job.progress
+    if p is not None:
+        st.progress(min(1.0, p.step / p.total_steps), text=f"Training the {lab.NAMES[p.cell]}: step {p.step} of "
+                    f"{p.total_steps}" + (f", about {p.eta:.0f} s left" if math.isfinite(p.eta) else ""))
+        show_chart(frozen_chart(lab.progress_chart(p, job.config.delay)))
+    elif job.status != "queued":
+        st.progress(0.0, text="Starting the training worker…")
+    if st.button("Stop", key="gates.stop", icon=":material/stop:",
+                 help="Stops at the next step; everything learnt so far is kept."):
+        job_manager().stop(job.id)
+
+
+def view(s: lab.Settings) -> None:
+    exercises.hold_figures(lab.KEY)
+    token = shown(s)
+    train_row(s, token)
+    job = my_job()
+    if job is not None and job.active:
+        st.fragment(run_every=POLL_SECONDS)(run_panel)()
+    else:
+        run_panel()
+    r, charts = analysed(s, token) if token else analysed(stored_settings(), None)
+    metric_row(lab.metrics(r))
+    for claim in lab.recalls(r):
+        st.markdown(claim.text)
+    show_chart(charts["accuracy"])
+    show_chart(charts["delays"])
+    show_chart(charts["gradients"])
+    show_chart(charts["gates"])
+    st.markdown(lab.notes(r))
+
+
+def stored_settings() -> lab.Settings:
+    """The settings the stored comparison was trained at."""
+    return lab.Settings(**shipped().comparison.to_dict())
+
+
+def main() -> None:
+    url_state.page("gates")
+    lab_page(lab, controls, view)
+
+
+if __name__ == "__main__":
+    main()
