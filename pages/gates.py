@@ -1,4 +1,4 @@
-"""Lab 7, Memory and gates: draws what core.labs.gates computes (settings, figures, readings all there). A comparison
+"""Lab 6, Memory and gates: draws what core.labs.gates computes (settings, figures, readings all there). A comparison
 trains in the server's training workers (core.runs.jobs, a run of the kind "memory"), never in this script: the page
 shows the stored comparison until the learner's own has trained, and follows it live meanwhile."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Lab 6, Training: draws what core.labs.training declares and computes (settings, figures, tables, readings), runs
+"""Lab 7, Training: draws what core.labs.training declares and computes (settings, figures, tables, readings), runs
 the form (drawn from core.runs.config.SETTINGS, one declaration per setting), and follows runs that execute outside
 the web server (core.runs.jobs: worker processes, or Ray tasks) from a fragment.
 """
@@ -13,6 +13,7 @@ import streamlit as st
 from core import classroom
 from core.labs import Url, classroom as lab_classroom, controls_of, training as lab
 from core.runs import saved
+from core.runs.tasks import LM
 from core.runs.config import DATA, FORM_GROUPS, FORM_SETTINGS, PRESETS, SETTINGS, Preset, config_overrides, \
     parse_overrides
 from core.runs.record import Progress, Status
@@ -158,13 +159,16 @@ def keep_for_class(key: str, name: str, config) -> None:
 def adopt_run_from_url() -> None:
     """A reloaded page (or the run's address opened in a new tab) gets its run back."""
     token = st.query_params.get(Url.RUN)
-    if not token or any(j.token == token for j in job_manager().for_session(session_id())):
+    if not token or any(j.token == token for j in job_manager().for_session(session_id(), LM)):
         return
     try:
         found = job_manager().adopt(token, session_id())
     except ValueError as exc:   # there, but a file of it is damaged: say which
         st.error(f"{plain(exc, 300)} Train it again below.", icon=":material/error:")
         return
+    if found is not None and found.kind.name != LM:
+        st.warning("The run in this address is not a language model's: open it on its own lab's page.",
+                   icon=":material/warning:")
     if found is None:
         st.warning("The run in this address is not in this server's run store: old runs are deleted after a "
                    "while (by age and total size). Train it again below (its settings are in the form).",
@@ -224,7 +228,7 @@ def live_panel(running: bool) -> None:
 def progress_where_pressed() -> None:
     """Under the Train button, where the learner is looking: the run's progress in one line, with an estimate
     (its curves and samples are at the top of the page)."""
-    job = next((j for j in job_manager().for_session(session_id()) if j.active), None)
+    job = next((j for j in job_manager().for_session(session_id(), LM) if j.active), None)
     if job is None:
         return
     p = job.progress
@@ -244,7 +248,7 @@ def progress_where_pressed() -> None:
 
 
 def run_panel() -> None:
-    mine = job_manager().for_session(session_id())
+    mine = job_manager().for_session(session_id(), LM)
     current = [j for j in mine if j.active]
     latest = current[0] if current else (mine[-1] if mine else None)
     if latest is None:
@@ -341,7 +345,7 @@ def main() -> None:
     exercises.assignment("training")
     exercises.hold_figures("training")
     adopt_run_from_url()
-    mine = job_manager().for_session(session_id())
+    mine = job_manager().for_session(session_id(), LM)
     active = [j for j in mine if j.active]
     if active:
         st.sidebar.caption(f"Training {plain(active[0].name)}: its progress is on this page.")
@@ -357,7 +361,7 @@ def main() -> None:
     if submitted:
         start_run(preset, source, len(mine) + 1)
     upload_box()
-    done = [j for j in job_manager().for_session(session_id()) if not j.active and j.result is not None]
+    done = [j for j in job_manager().for_session(session_id(), LM) if not j.active and j.result is not None]
     if done:
         compare_and_export(done)
     with st.expander("How training works here"):

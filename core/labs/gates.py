@@ -1,4 +1,4 @@
-"""Lab 7, Memory and gates: a plain RNN forgets a symbol across a delay; a GRU and an LSTM carry it, and why.
+"""Lab 6, Memory and gates: a plain RNN forgets a symbol across a delay; a GRU and an LSTM carry it, and why.
 
 The whole lab in one place: its settings (one comparison's: the delay, sizes, schedule, gate biases and seed), the
 computation from a trained comparison to a result, its metrics, figures and readings (claims built from the numbers

@@ -1,4 +1,4 @@
-"""Lab 6, Training: RNN, GRU and LSTM language models trained live, their curves, metrics and runs compared.
+"""Lab 7, Training: RNN, GRU and LSTM language models trained live, their curves, metrics and runs compared.
 
 The lab's settings (a preset, then every setting of core.runs.config.TrainConfig on its form), the computation (a
 training run: core.runs.loop.train, which the page hands to its training workers), its figures, tables and

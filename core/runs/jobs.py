@@ -251,12 +251,13 @@ class JobManager:
         with self.lock:
             return next((j for j in self.jobs.values() if secrets.compare_digest(j.token, token)), None)
 
-    def for_session(self, session_id: str) -> list[Job]:
-        """The session's runs (pages call this on every rerun, so it also drops runs abandoned long enough, and
-        marks the ones still open as watched in the store, where every web process's cleanup sees it)."""
+    def for_session(self, session_id: str, kind: str | None = None) -> list[Job]:
+        """The session's runs, of one kind of run (core.runs.tasks) when given (pages call this on every rerun, so
+        it also drops runs abandoned long enough, and marks the ones still open as watched in the store, where
+        every web process's cleanup sees it)."""
         self.forget_abandoned()
         with self.lock:  # other sessions' threads add and drop jobs concurrently
-            mine = [j for j in self.jobs.values() if session_id in j.watchers]
+            mine = [j for j in self.jobs.values() if session_id in j.watchers and kind in (None, j.kind.name)]
         for job in mine:
             if time.time() - self.watched_at.get(job.token, 0.0) > 60:
                 self.watched_at[job.token] = time.time()
