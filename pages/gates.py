@@ -78,6 +78,9 @@ def train_row(s: lab.Settings, token: str | None) -> None:
     elif same:
         c2.caption(f"The figures show the stored run at these settings (`{COMMAND}` rebuilt it); "
                    "training again with this seed on the same machine gives the same numbers.")
+    elif busy and job.config == lab.comparison(s):
+        c2.info("Your run at these settings is training: the figures below show the stored run at the defaults "
+                "until it ends.", icon=":material/hourglass_top:")
     else:
         c2.warning("The figures still show the stored run at the defaults (delay 40, hidden 32, 300 steps, gate "
                    "biases 3, seed 0). Press **Train these** to train the three cells at your settings.",

@@ -138,37 +138,41 @@ def delays_figure(r: Result) -> go.Figure:
         fig.add_trace(go.Scatter(x=[r.delay], y=[c.final], name=f"{NAMES[k]}, shown run", mode="markers",
                                  marker=dict(symbol="star", size=13, color=COLOURS[k]), showlegend=False))
     hline(fig, memory.CHANCE, "chance", color="gray")
-    style(fig, "Final accuracy against the delay (stored sweep)", "delay D", "share right", height=360)
+    style(fig, "Final accuracy against the delay (stored sweep; ★ the run shown)", "delay D", "share right",
+          height=360)
     fig.update_yaxes(range=[0, 1.05])
     return fig
 
 
 def gradients_figure(r: Result) -> go.Figure:
-    """||dL/dx_t|| against the step t, trained (solid) and as each cell starts (dotted), and the RNN's ρ^k guide."""
+    """||dL/dx_t|| against the step t as a share of the last input's, trained (solid) and as each cell starts
+    (dotted), and the RNN's ρ^k guide through its last point: the share at t = 0 is what reaches the symbol."""
     fig = go.Figure()
     t = np.arange(r.delay + 2)
     for k in r.gradients:
-        fig.add_trace(go.Scatter(x=t, y=r.gradients[k], name=f"{NAMES[k]}, trained", line=dict(color=COLOURS[k])))
-        fig.add_trace(go.Scatter(x=t, y=r.untrained[k], name=f"{NAMES[k]}, untrained",
-                                 line=dict(color=COLOURS[k], dash="dot")))
+        for curve, how, dash in ((r.gradients[k], "trained", None), (r.untrained[k], "untrained", "dot")):
+            fig.add_trace(go.Scatter(x=t, y=curve / curve[-1], name=f"{NAMES[k]}, {how}",
+                                     line=dict(color=COLOURS[k], dash=dash)))
     if "rnn" in r.gradients and np.isfinite(r.rho):
-        g = r.gradients["rnn"]
-        fig.add_trace(go.Scatter(x=t, y=g[-1] * r.rho ** (t[-1] - t), name=f"ρᵏ, ρ = {r.rho:.2f} (RNN's W_hh)",
+        fig.add_trace(go.Scatter(x=t, y=r.rho ** (t[-1] - t), name=f"ρᵏ, ρ = {r.rho:.2f} (RNN's W_hh)",
                                  line=dict(color="gray", dash="dash")))
     style(fig, "How much the answer depends on each input", "step t (0: the symbol; last: the question)",
-          "‖∂L/∂xₜ‖", height=400, log_y=True)
+          "‖∂L/∂xₜ‖ ÷ the last input's", height=400, log_y=True)
     return fig
 
 
 def gates_figure(r: Result) -> go.Figure:
+    """Each gate's mean value, untrained and trained, as bars across (their names stay readable on a phone)."""
     names = [(k, g) for k in r.gates for g in r.gates[k]]
     labels = [f"{NAMES[k]} {g}" for k, g in names]
-    fig = go.Figure([go.Bar(x=labels, y=[r.untrained_gates[k][g] for k, g in names], name="untrained",
-                            marker_color="#999999"),
-                     go.Bar(x=labels, y=[r.gates[k][g] for k, g in names], name="trained", marker_color=PALETTE[2])])
-    style(fig, "Each gate's mean value over the sequence", None, "mean gate value", height=340)
+    fig = go.Figure([go.Bar(y=labels, x=[r.untrained_gates[k][g] for k, g in names], name="untrained",
+                            orientation="h", marker_color="#999999"),
+                     go.Bar(y=labels, x=[r.gates[k][g] for k, g in names], name="trained", orientation="h",
+                            marker_color=PALETTE[2])])
+    style(fig, "Each gate's mean value over the sequence", "mean gate value", None, height=380)
     fig.update_layout(barmode="group")
-    fig.update_yaxes(range=[0, 1])
+    fig.update_xaxes(range=[0, 1])
+    fig.update_yaxes(autorange="reversed")
     return fig
 
 
@@ -233,8 +237,9 @@ at this schedule, starts to struggle while the GRU holds. Set the LSTM's forget-
 cell then keeps about 5% of itself each step at the start, and training has to find the memory on its own.
 
 **Why the gates help, measured.** The third chart is the gradient of the loss with respect to each step's input, by
-autograd: how much the answer still depends on what came in at step t. Through the plain RNN it shrinks step by
-step towards the symbol, like the dashed ρᵏ line; through a gate held near 1 it arrives almost whole.
+autograd, as a share of the last input's: how much the answer still depends on what came in at step t. Through the
+plain RNN it shrinks step by step towards the symbol, like the dashed ρᵏ line; through a gate held near 1 it
+arrives almost whole.
 """
 
 

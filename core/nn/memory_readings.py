@@ -49,8 +49,8 @@ def first_input(kind: str, gated: list[float], plain: list[float]) -> Claim:
     r = g / p if p > 0 else (math.inf if g > 0 else math.nan)   # a share that vanished to 0 still compares
     who = NAMES.get(kind, kind)
     numbers = dict(cell=kind, gated=g, plain=p, ratio=r)
-    head = (f"Of the gradient the last input gets, the first input gets {g:.3g} through {who} and {p:.3g} through "
-            "the plain RNN")
+    head = (f"Of the gradient the last input gets, the first input gets {_number(g)} through {who} and "
+            f"{_number(p)} through the plain RNN")
     if r >= 10:
         much = (f"{times(r)} as much" if r < 1000 else f"about 10^{round(math.log10(r))} times as much") \
             if math.isfinite(r) else "where the plain RNN's is 0"
@@ -88,9 +88,9 @@ def over_delays(kind: str, by_delay: dict, answers: int = 1000) -> Claim:
     numbers = dict(cell=kind, remembers_to=kept[-1] if kept else None, chance_from=lost[0] if lost else None,
                    delays=delays, accuracy=[acc[d] for d in delays])
     if len(kept) == len(delays):
-        least = f"{100 * min(acc.values()):.0f}"
+        least = "100% right at each" if min(acc.values()) == 1 else f"at least {100 * min(acc.values()):.0f}% right"
         return claim("memory.sweep_holds", f"Trained at each delay from {delays[0]} to {delays[-1]}, {who} "
-                     f"remembers at every one ({least}% right or more).", **numbers)
+                     f"remembers at every one ({least}).", **numbers)
     head = (f"{who[0].upper()}{who[1:]} remembers up to a delay of {kept[-1]} ({100 * acc[kept[-1]]:.0f}% right)"
             if kept else f"{who[0].upper()}{who[1:]} does not remember even at a delay of {delays[0]} "
                          f"({100 * acc[delays[0]]:.0f}% right)")
@@ -110,3 +110,8 @@ def forget_gate(mean: float, delay: int) -> Claim:
     return claim("memory.forget_kept", f"The trained LSTM's forget gate is {f:.3f} on average: each step keeps about "
                  f"{100 * f:.1f}% of its memory cell, so a gate held there keeps {said} over {d} steps (the input "
                  "gate can add to it on the way).", forget=f, delay=d, kept=over)
+
+
+def _number(x: float) -> str:
+    """A share as a learner reads it: 0.143, 2.64; 1.2e-9 for the tiny ones."""
+    return f"{x:.3g}" if x == 0 or x >= 1e-3 else f"{x:.1e}".replace("e-0", "e-")
