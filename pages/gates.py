@@ -125,6 +125,7 @@ def view(s: lab.Settings) -> None:
         run_panel()
     r, charts = analysed(s, token) if token else analysed(stored_settings(), None)
     metric_row(lab.metrics(r))
+    st.caption(lab.sizes(r))
     for claim in lab.recalls(r):
         st.markdown(claim.text)
     show_chart(charts["accuracy"])

@@ -22,7 +22,7 @@ ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
 OTHER = {   # one setting other than the defaults for each (small where the lab trains)
     "forecasting": {"tau": 8, "sigma": 0.0}, "gradient_flow": {"scale": 4.0, "use_tanh": False},
     "rnn_cell": {"word": "unfathomable", "t": 5}, "sampling": {"temperature": 0.0, "length": 60},
-    "tokens": {"tokenizer": "word"}, "training": {"preset": "passage"},
+    "tokens": {"tokenizer": "word"}, "training": {"preset": "passage"}, "gates": {"delay": 5, "hidden": 8, "steps": 50},
 }
 DEFAULTS = {"training": {"preset": "tiny", "epochs": 1}}   # the Book preset's run takes a minute on this CPU
 CASES = [(lab, DEFAULTS.get(lab, {})) for lab in OTHER] + list(OTHER.items()) + \

@@ -104,6 +104,13 @@ def metrics(r: Result) -> list[Metric]:
     return out + [Metric("Chance", f"{100 * memory.CHANCE:.0f}%", f"guessing one of {memory.SYMBOLS} symbols")]
 
 
+def sizes(r: Result) -> str:
+    """The three networks' sizes side by side (counted, not a claim): the same hidden size, different parameters."""
+    counts = ", ".join(f"{NAMES[k]} {c.parameters:,}" for k, c in r.saved.cells.items())
+    return (f"Parameters, embedding and readout included: {counts}; each with {r.saved.comparison.hidden} hidden units "
+            "(a GRU has three sets of weights where the plain RNN has one, an LSTM four).")
+
+
 def accuracy_figure(curves: dict, delay: int) -> go.Figure:
     """Each cell's held-out accuracy against training steps (curves: cell -> (steps, accuracy)), with chance."""
     fig = go.Figure()
@@ -232,9 +239,14 @@ FORMULA = (r"\begin{gathered}\text{LSTM: } c_t = f_t \odot c_{t-1} + i_t \odot \
 NOTATION = ("Each cell reads an 8-number embedding of each token and answers from its last state through one linear "
             "layer. The gates are sigmoids between 0 and 1; a gate's bias sets where it starts before training.")
 NOTES = """
-**What to try.** Shorten the delay to 10 and train: the plain RNN learns it too. Lengthen it to 60 and the LSTM,
-at this schedule, starts to struggle while the GRU holds. Set the LSTM's forget-gate bias to -3: its memory
-cell then keeps about 5% of itself each step at the start, and training has to find the memory on its own.
+**What to try.** Shorten the delay to 10 and train: does the plain RNN learn it then? Lengthen it to 60: which
+gated cell holds at this schedule? (The second chart's stored sweep has both answers; your run adds its star.) Set
+the LSTM's forget-gate bias to -3: its memory cell then starts by keeping σ(-3) ≈ 5% of itself each step, and
+training has to find the memory on its own.
+
+**The question it answers.** The newer draft of the book ends its RNN section's exercises by asking how later
+chapters address the fading gradient (its exercise 5, second half; v1.0's 9.4 asks only the first half, as #4).
+This lab answers it by experiment, with the cells of v1.0's 10.1 (LSTM) and 10.2 (GRU).
 
 **Why the gates help, measured.** The third chart is the gradient of the loss with respect to each step's input, by
 autograd, as a share of the last input's: how much the answer still depends on what came in at step t. Through the
