@@ -7,8 +7,9 @@ import math
 
 import streamlit as st
 
-from core.labs import controls_of, gates as lab
+from core.labs import Url, controls_of, gates as lab
 from core.nn.memory_store import COMMAND, Saved
+from core.runs.tasks import MEMORY
 from ui import exercises, url_state
 from ui.common import learner_errors, plain
 from ui.lab import lab_page, metric_row
@@ -47,7 +48,7 @@ def job_by_token(token: str):
 def my_job():
     """This session's latest comparison run, if the server still has it."""
     job_id = st.session_state.get(_JOB)
-    return next((j for j in job_manager().for_session(session_id()) if j.id == job_id), None)
+    return next((j for j in job_manager().for_session(session_id(), MEMORY) if j.id == job_id), None)
 
 
 def shown(s: lab.Settings) -> str | None:
@@ -62,6 +63,24 @@ def train(s: lab.Settings) -> None:
     with learner_errors():
         job = job_manager().submit(lab.comparison(s), "", session_id(), name=f"memory, delay {s.delay}")
     st.session_state[_JOB] = job.id
+    st.query_params[Url.RUN] = job.token     # the run's address: a reload or a new tab finds it again
+
+
+def adopt_run_from_url() -> None:
+    """A reloaded page (or the address opened in a new tab) gets its comparison back, training or trained."""
+    token = st.query_params.get(Url.RUN)
+    if not token or (my_job() is not None and my_job().token == token):
+        return
+    try:
+        found = job_manager().adopt(token, session_id())
+    except ValueError as exc:   # there, but a file of it is damaged
+        st.warning(f"{plain(exc, 300)} Train it again.", icon=":material/warning:")
+        return
+    if found is None or found.kind.name != MEMORY:
+        st.warning("The run in this address is not a memory comparison this server still has (old runs are "
+                   "deleted after a while): train it again.", icon=":material/warning:")
+        return
+    st.session_state[_JOB] = found.id
 
 
 def train_row(s: lab.Settings, token: str | None) -> None:
@@ -142,6 +161,7 @@ def stored_settings() -> lab.Settings:
 
 def main() -> None:
     url_state.page("gates")
+    adopt_run_from_url()
     lab_page(lab, controls, view)
 
 

@@ -247,3 +247,7 @@ def test_other_settings_say_the_figures_are_the_stored_run_until_trained_then_sh
     assert not at.warning and at.button(key="gates.train").label == "Train again"
     said = " ".join(m.value for m in at.markdown)
     assert "After a delay of 3, the plain RNN" in said and "After a delay of 3, the LSTM" in said
+    key = at.query_params["run"]
+    again = page("gates", delay=3, hidden=4, steps=50, run=key[0] if isinstance(key, list) else key)
+    again.run()                       # a reload: a new session finds the run by the address's key
+    assert any("your own run" in c.value for c in again.caption) and not again.warning
