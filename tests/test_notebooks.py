@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from core.notebooks import cli
-from core.labs import PAGES
+from core.labs import LABS, PAGES
 from core.notebooks.cells import settings_of
 
 nbformat = pytest.importorskip("nbformat")
@@ -19,13 +19,14 @@ nbclient = pytest.importorskip("nbclient")
 pytest.importorskip("ipykernel")
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
-OTHER = {   # one setting other than the defaults for each (small where the lab trains)
+OTHER = {   # one setting other than the defaults for each (small where the lab trains); the defaults' case of every
+            # lab comes from the registry
     "forecasting": {"tau": 8, "sigma": 0.0}, "gradient_flow": {"scale": 4.0, "use_tanh": False},
     "rnn_cell": {"word": "unfathomable", "t": 5}, "sampling": {"temperature": 0.0, "length": 60},
     "tokens": {"tokenizer": "word"}, "training": {"preset": "passage"}, "gates": {"delay": 5, "hidden": 8, "steps": 50},
 }
 DEFAULTS = {"training": {"preset": "tiny", "epochs": 1}}   # the Book preset's run takes a minute on this CPU
-CASES = [(lab, DEFAULTS.get(lab, {})) for lab in OTHER] + list(OTHER.items()) + \
+CASES = [(p.key, DEFAULTS.get(p.key, {})) for p in LABS] + list(OTHER.items()) + \
     [("chapter", {"act": act}) for act in (1, 2, 3, 4, 5)] + [("chapter", {"act": 1, "tau": 16}),
                                                               ("chapter", {"act": 5, "scale": 1.5})]
 
@@ -38,7 +39,7 @@ def expected(page: str, s: dict) -> dict:
             s = dict(T=1000, n_train=600, tau=s["tau"], k=16, sigma=0.2, seed=0)
         a = forecast.analyse(forecast.make_series(s["T"], s["sigma"], s["seed"]), s["tau"], s["n_train"], s["k"])
         return dict(train_mse=a.train_mse, test_mse=a.test_mse, k_mse=a.k_mse)
-    from core.labs import PAGES
+    from core.labs import LABS, PAGES
     if page == "training":     # the form's settings over the preset: as many epochs as asked
         return {"epochs": s["epochs"]} if "epochs" in s else {}
     if page != "chapter" and PAGES[page].module:      # a lab built as one module: the numbers its page shows
