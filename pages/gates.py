@@ -116,7 +116,7 @@ def run_panel() -> None:
         if st.session_state.pop("gates.watching", None) == job.id and fragment_only_run():
             st.rerun(scope="app")
         if job.status not in ("finished",):
-            st.info(f"Your run {job.status}: {plain(job.message, 300)}", icon=":material/info:")
+            st.info(f"Your run ended ({job.status}): {plain(job.message, 300)}", icon=":material/info:")
         return
     st.session_state["gates.watching"] = job.id
     if job.status == "queued":

@@ -251,3 +251,16 @@ def test_other_settings_say_the_figures_are_the_stored_run_until_trained_then_sh
     again = page("gates", delay=3, hidden=4, steps=50, run=key[0] if isinstance(key, list) else key)
     again.run()                       # a reload: a new session finds the run by the address's key
     assert any("your own run" in c.value for c in again.caption) and not again.warning
+
+
+def test_stop_keeps_what_the_comparison_learnt_and_the_page_shows_it(tmp_path, monkeypatch):
+    from apptest_util import page, rerun_until
+    monkeypatch.setenv("RNNLAB_RUNS_DIR", str(tmp_path))
+    at = page("gates", delay=3, hidden=4, steps=1000)
+    at.run()
+    at.button(key="gates.train").click().run()
+    assert rerun_until(at, lambda a: any("step" in p.proto.text for p in a.get("progress")), 120)
+    at.button(key="gates.stop").click().run()
+    assert rerun_until(at, lambda a: any("your own run" in c.value for c in a.caption), 120)
+    assert "everything learnt is kept" in at.info[0].value and not at.exception
+    assert [m.label for m in at.metric][-1] == "Chance" and len(at.metric) < 4     # the cells it reached
