@@ -21,6 +21,7 @@ import torch
 from safetensors.torch import load as load_tensors, save as save_tensors
 
 from core.assets import ASSETS
+from core.tail import JsonLines
 from core.nn.memory import MemoryNet, Plan, Trained, train
 
 COMMAND = "python -m core gates"
@@ -110,22 +111,15 @@ class ProgressReader:
     """Reads the progress file as it grows: read() returns the latest new report, or None when none came."""
 
     def __init__(self, folder: Path):
-        self.path, self.offset, self.latest = Path(folder) / PROGRESS, 0, None
+        self.lines, self.latest = JsonLines(Path(folder) / PROGRESS), None
 
     def read(self) -> Progress | None:
-        try:
-            with open(self.path, "rb") as f:
-                f.seek(self.offset)
-                chunk = f.read()
-        except OSError:
-            return None
         new = None
-        for line in chunk.split(b"\n")[:-1]:   # the bytes after the last newline are still being written
-            self.offset += len(line) + 1
+        for entry in self.lines.new():
             try:
-                new = Progress.from_dict(json.loads(line)["m"])
-            except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, ValueError):
-                continue
+                new = Progress.from_dict(entry["m"])
+            except (KeyError, TypeError, ValueError):
+                continue           # a damaged line, or a language model's
         if new is not None:
             self.latest = new
         return new

@@ -26,9 +26,10 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.text.corpus import cache_dir
 from core.runs.config import TrainConfig
 from core.runs.record import Progress, RunFile, RunRecord, Status, rows_from
+from core.tail import JsonLines
+from core.text.corpus import cache_dir
 
 ENV_STORE = "RNNLAB_RUNS_DIR"
 ENV_STORE_OLD = "RNNLAB_RUN_STORE"
@@ -207,27 +208,18 @@ class ProgressReader:
     trainer is still writing is left for the next read, so this can read while the run writes."""
 
     def __init__(self, folder: Path):
-        self.path = Path(folder) / "progress.jsonl"
-        self.offset = 0
+        self.lines = JsonLines(Path(folder) / "progress.jsonl")
         self.history: list = []
         self.latest: Progress | None = None
 
     def read(self) -> Progress | None:
-        try:
-            with open(self.path, "rb") as f:
-                f.seek(self.offset)
-                chunk = f.read()
-        except OSError:
-            return None
         new = None
-        for line in chunk.split(b"\n")[:-1]:   # the bytes after the last newline are still being written
-            self.offset += len(line) + 1
+        for entry in self.lines.new():
             try:
-                entry = json.loads(line)
                 rows = rows_from(entry["rows"], "a progress line's rows")
                 self.history.extend(rows)
                 new = Progress.from_dict(entry["p"], list(self.history))
-            except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, ValueError):
+            except (KeyError, TypeError, ValueError):
                 continue   # a damaged line is passed over; the rest of the file still counts
         if new is not None:
             self.latest = new
