@@ -27,7 +27,7 @@ def live_seconds(comparison) -> tuple[float, object]:
     launchers.POOL.fill()
     while not launchers.POOL.spare:
         time.sleep(0.05)
-    time.sleep(size(8, 4))                   # the spare worker has done its imports, as on a server a while up
+    time.sleep(size(8, 0))                   # the spare worker has done its imports, as on a server a while up
     started = time.perf_counter()
     job = manager.submit(comparison, "", "bench")
     while job.active:
