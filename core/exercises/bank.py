@@ -124,9 +124,9 @@ BANK: dict[str, Exercise] = {e.key: e for e in (
              {"eigenvalues": [1.2, 0.9, 0.5], "k": 30}, "Which component of x grows fastest?",
              options=("the eigenvector of the largest |eigenvalue|", "x's own direction", "no particular direction"),
              other={"k": 1}, other_label="M x, once", book="v1.0's 9.7 Backpropagation Through Time, #1.2"),
-    Exercise("gates_rnn_delay", "gates", "In the stored sweep (each delay trained with three seeds, 300 steps), from "
-             "which delay on does the plain RNN answer at chance at every longer delay?", NUMBER,
-             models.rnn_chance_delay, {"cell": "rnn"}, "The sweep tried 5, 10, 15, 20, 30, 40, 60 and 100.",
+    Exercise("gates_rnn_delay", "gates", "In the lab's stored delay sweep (each delay trained with several seeds at the "
+             "defaults otherwise), from which delay on does the plain RNN answer at chance at every longer delay?", NUMBER,
+             models.rnn_chance_delay, {"cell": "rnn"}, "The lab's second chart is that sweep: each delay it tried is a point.",
              absolute=0.5, tolerance=0.0, other={"cell": "lstm"}, other_label="the LSTM (0: never within 100)"),
     Exercise("gates_forget", "gates", "An LSTM's memory cell starts at 1 and nothing moves it but its forget gate, "
              "whose bias is 3. What share of it is left after a delay of 40 steps?", NUMBER, models.forget_share,
