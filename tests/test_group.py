@@ -76,3 +76,31 @@ def test_what_groups():
     assert shape_key(tiny) != shape_key(dataclasses.replace(tiny, hidden_size=32))
     with pytest.raises(ValueError, match="one shape"):
         train_group([tiny, dataclasses.replace(tiny, hidden_size=32)], TEXT)
+
+
+@pytest.mark.parametrize("mode", ["thread", "process"])
+def test_runs_queued_behind_a_busy_slot_train_as_one_group_each_in_its_own_folder(mode, tmp_path, monkeypatch):
+    """The job manager: while a run holds the one slot, five runs of one shape wait; they then start together in
+    that slot, as one group (a learner sees 'with 4 others' while waiting and training), each reports and ends in
+    its own folder, and each has the numbers it has alone, within the tolerance; a run of another shape waits for
+    its own turn."""
+    from core.runs.jobs import JobManager
+    from test_training import wait_for
+    monkeypatch.setenv("RNNLAB_RUNS_DIR", str(tmp_path))
+    manager = JobManager(max_cpu=1, max_gpu=0, mode=mode)
+    first = manager.submit(dataclasses.replace(FIVE[0], epochs=200), TEXT, "holder")
+    waiting = [manager.submit(c, TEXT, f"learner{i}") for i, c in enumerate(FIVE)]
+    other = manager.submit(dataclasses.replace(FIVE[0], hidden_size=16), TEXT, "other")
+    assert [manager.position(j) for j in waiting] == [1] * 5 and manager.position(other) == 2
+    assert manager.companions(waiting[2]) == 4 and manager.companions(other) == 0
+    wait_for(lambda: first.progress is not None and first.progress.step > 0, 120)
+    manager.stop(first.id)
+    wait_for(lambda: all(not j.active for j in waiting + [other]), 240)
+    assert {j.group_size for j in waiting} == {5} and len({j.group_id for j in waiting}) == 1
+    assert manager.companions(waiting[0]) == 4 and other.group_size == 1
+    for job, config in zip(waiting, FIVE):
+        assert job.status == "finished", job.message
+        alone = train(config, TEXT)
+        for ra, rg in zip(alone.history, job.result.history):
+            assert rg.val_ppl == pytest.approx(ra.val_ppl, rel=TOLERANCE)
+    assert other.status == "finished"

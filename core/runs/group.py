@@ -230,4 +230,23 @@ class _Group:
             self.on_done[i](result)
 
 
-__all__ = ["MAX_GROUP", "groupable", "shape_key", "train_group"]
+def together(a, b) -> bool:
+    """Whether two waiting runs (core.runs.job.Job) train as one group: language models of one shape on the same
+    text."""
+    from core.runs.tasks import LM
+    return (a.kind.name == b.kind.name == LM and groupable(a.config) and groupable(b.config)
+            and shape_key(a.config) == shape_key(b.config) and a.text == b.text)
+
+
+def lines(waiting: list) -> list[list]:
+    """Waiting runs as they will start, first come first served: each run with the later ones it trains with."""
+    waiting, out = list(waiting), []
+    while waiting:
+        head = waiting.pop(0)
+        line = [head] + [j for j in waiting if together(head, j)][:MAX_GROUP - 1]
+        waiting = [j for j in waiting if j not in line]
+        out.append(line)
+    return out
+
+
+__all__ = ["MAX_GROUP", "groupable", "lines", "shape_key", "together", "train_group"]

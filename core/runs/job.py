@@ -2,6 +2,8 @@
 store folder's token, and who watches it."""
 from __future__ import annotations
 
+import heapq
+import math
 import secrets
 import threading
 from dataclasses import dataclass, field
@@ -32,6 +34,8 @@ class Job:
     thread: threading.Thread | None = None  # the follower
     trainer: Trainer | None = None          # what trains it (launchers): a process, a thread, a Ray task
 
+    group_id: int | None = None             # the first run of the group it trains in (core.runs.group), if any
+    group_size: int = 1                     # the runs training in one computation with it, itself included
     text: str | None = None                 # the training text, held only while the run waits in the queue
     on_saved: Callable[[str, store.StoredRun], None] | None = None   # (token, saved run): once, by its follower
 
@@ -57,3 +61,18 @@ class Job:
     def samples(self) -> list[EpochSample]:
         """The samples written after each epoch so far."""
         return self.progress.samples if self.progress else []
+
+
+def queue_eta(going: list, position: int, slots: int) -> float | None:
+    """About how many seconds until the run at this place in the queue starts (1: next), from the progress of what
+    trains now (one report per slot: their own estimates) and, for each run waiting before it, a run as long as
+    those; None when there is nothing to go on."""
+    left = [p.eta for p in going if math.isfinite(p.eta)]
+    if not left or position == 0:
+        return None
+    each = sorted(p.elapsed + p.eta for p in going if math.isfinite(p.eta))[len(left) // 2]
+    frees = sorted(left) + [0.0] * max(0, slots - len(left))
+    heapq.heapify(frees)
+    for _ in range(position - 1):
+        heapq.heappush(frees, heapq.heappop(frees) + each)
+    return heapq.heappop(frees)

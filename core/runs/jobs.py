@@ -4,9 +4,9 @@ set; core.runs.launchers), and every run is a folder in the run store on disk (c
 finished run's numbers, not its weights, and any web process can find a run there by its token.
 
 A follower thread per run reads the run's folder (launchers.follow) and moves what it says into its Job; it never
-calls st.*. Pages read the Job from a fragment that refreshes about once a second while the run goes. A process-wide
-limit bounds concurrent runs (RNNLAB_MAX_CPU_RUNS, default 1; RNNLAB_MAX_GPU_RUNS, default one per GPU); other
-learners' runs wait in a queue (RNNLAB_MAX_QUEUE per device) and start by themselves.
+calls st.*. A process-wide limit bounds the runs training at once (RNNLAB_MAX_CPU_RUNS, default 1; RNNLAB_MAX_GPU_RUNS,
+default one per GPU); other runs wait in a queue (RNNLAB_MAX_QUEUE per device) and start by themselves, those of one
+shape together, as one group in one slot (core.runs.group: a class pressing Train at once).
 
 A run outlives its browser tab: reloading the page, or opening the run's address (?run=TOKEN) in a new tab,
 adopts it into the new session, live or finished, also from another web process or after a restart (from the
@@ -16,9 +16,7 @@ until the store's cleanup by age and size).
 """
 from __future__ import annotations
 
-import heapq
 import itertools
-import math
 import os
 import secrets
 import threading
@@ -28,14 +26,13 @@ from typing import Callable
 
 import torch
 
-from core.runs import launchers, store, tasks
+from core.runs import group, launchers, store, tasks
 from core.runs.config import TrainConfig
-from core.runs.job import Job
+from core.runs.job import Job, queue_eta
 from core.runs.launchers import Ended, Message, Reported, Saved
 from core.runs.record import Progress, Status
 
 MODES = tuple(launchers.LAUNCHERS)
-
 _ids = itertools.count(1)
 
 
@@ -86,8 +83,10 @@ class JobManager:
         return "cuda" if config.device == "cuda" or (config.device == "auto" and self.gpus > 0) else "cpu"
 
     def running(self, kind: str) -> int:
-        """Runs this process trains on the device (a run followed from another process trains there, not here)."""
-        return sum(1 for j in list(self.jobs.values()) if j.training and j.device == kind and not j.followed)
+        """Training slots this process has taken on the device: each run training alone, and each group of runs
+        training together (a run followed from another process trains there, not here)."""
+        return len({j.group_id or j.id for j in list(self.jobs.values())
+                    if j.training and j.device == kind and not j.followed})
 
     def _limit(self, kind: str) -> int:
         return self.max_gpu if kind == "cuda" else self.max_cpu
@@ -124,32 +123,42 @@ class JobManager:
                 self.queue.append(job)
                 return job
             self.jobs[job_id] = job
-        self._launch(job, text)
+        self._launch([job], text)
         return job
 
-    def _launch(self, job: Job, text: str) -> None:
-        job.thread = threading.Thread(target=self._work, args=(job, text), name=f"rnnlab-run-{job.id}",
-                                      daemon=True)
-        job.thread.start()
+    def _launch(self, jobs: list[Job], text: str) -> None:
+        thread = threading.Thread(target=self._work, args=(jobs, text), name=f"rnnlab-run-{jobs[0].id}", daemon=True)
+        for job in jobs:
+            job.thread = thread
+        thread.start()
 
-    def _work(self, job: Job, text: str) -> None:
-        """Start the run with this manager's launcher and follow it in the store until it ends."""
+    def _work(self, jobs: list[Job], text: str) -> None:
+        """Start the run, or the runs that train together (core.runs.group), with this manager's launcher (one
+        trainer for all), and follow each run in its own folder of the store until it ends."""
+        trainer = None
         try:
-            job.trainer = launchers.LAUNCHERS[self.mode](launchers.request_for(job.token, job.config, text),
-                                                          job.device)
-            launchers.follow(job.token, job.trainer, lambda message: self._on(job, message), task=job.kind)
-        except Exception as exc:  # a failed launch or a bug must not kill the server: report it on the page
-            job.status, job.message = Status.ERROR, f"training failed: {exc}"
+            request = launchers.request_for(jobs[0].token, jobs[0].config, text) if len(jobs) == 1 else \
+                launchers.request_for_group([j.token for j in jobs], [j.config for j in jobs], text)
+            trainer = launchers.LAUNCHERS[self.mode](request, jobs[0].device)
+            for job in jobs:
+                job.trainer = trainer
+            launchers.follow_all(trainer, [(j.token, lambda message, job=j: self._on(job, message), j.kind)
+                                           for j in jobs])
+        except Exception as exc:  # a failed launch or a bug must not kill the server: report it on each page
             traceback.print_exc()
-            try:   # and in the store, so no other process waits for it
-                store.set_state(job.token, job.status, job.message)
-            except (OSError, ValueError):
-                pass
+            for job in jobs:
+                if job.active:
+                    job.status, job.message = Status.ERROR, f"training failed: {exc}"
+                    try:   # and in the store, so no other process waits for it
+                        store.set_state(job.token, job.status, job.message)
+                    except (OSError, ValueError):
+                        pass
         finally:
-            if job.trainer is not None:
-                job.trainer.close()
-            self.unwatched_for(job)
-            self._start_next(job.device)
+            if trainer is not None:
+                trainer.close()
+            for job in jobs:
+                self.unwatched_for(job)
+            self._start_next(jobs[0].device)
 
     def _on(self, job: Job, message: Message) -> None:
         match message:
@@ -161,29 +170,52 @@ class JobManager:
                 job.status, job.message = status, text
 
     def position(self, job: Job) -> int:
-        """1 for the next run to start on its device, 2 for the one after it, ...; 0 when not waiting."""
+        """1 for the next run (or group of runs) to start on its device, 2 for the one after it, ...; 0 when not
+        waiting."""
         with self.lock:
-            ahead = [j for j in self.queue if j.device == job.device]
-        return ahead.index(job) + 1 if job in ahead else 0
+            return next((n for n, line in enumerate(self._lines(job.device), 1) if job in line), 0)
+
+    def companions(self, job: Job) -> int:
+        """How many other runs train (or will train, when it waits) in one computation with this one."""
+        if job.status != Status.QUEUED:
+            return job.group_size - 1
+        with self.lock:
+            line = next((line for line in self._lines(job.device) if job in line), [job])
+        return len(line) - 1
+
+    def _lines(self, kind: str) -> list[list[Job]]:
+        """The queue on a device as it will start: each run with those it trains together with (core.runs.group)."""
+        return group.lines([j for j in self.queue if j.device == kind])
 
     def _start_next(self, kind: str) -> None:
-        """A slot on this device may be free: start the first waiting run whose learner is still around."""
+        """A slot on this device may be free: start the first waiting run whose learner is still around, with the
+        waiting runs it trains together with (core.runs.group), all in that one slot."""
         while True:
             with self.lock:
                 if self.running(kind) >= self._limit(kind):
                     return
-                nxt = next((j for j in self.queue if j.device == kind), None)
-                if nxt is None:
+                first = next(iter(self._lines(kind)), None)
+                if first is None:
                     return
-                self.queue.remove(nxt)
-                text, nxt.text = nxt.text, None
-                if (asked := store.stop_requested(nxt.token)) or self.unwatched_for(nxt) > self.abandon_after:
-                    why = "someone stopped it" if asked else "no one was watching"
-                    nxt.status, nxt.message = Status.STOPPED, f"cancelled before it started: {why}"
-                    store.set_state(nxt.token, nxt.status, nxt.message)
+                line = [j for j in first if self._still_wanted(j)]
+                for j in first:
+                    self.queue.remove(j)
+                if not line:
                     continue
-                nxt.status = Status.STARTING
-            self._launch(nxt, text)
+                text = line[0].text
+                for j in line:
+                    j.text, j.status = None, Status.STARTING
+                    j.group_id, j.group_size = (line[0].id, len(line)) if len(line) > 1 else (None, 1)
+            self._launch(line, text)
+
+    def _still_wanted(self, job: Job) -> bool:
+        """A waiting run about to start: cancelled instead when someone stopped it or no one watches it."""
+        if (asked := store.stop_requested(job.token)) or self.unwatched_for(job) > self.abandon_after:
+            why = "someone stopped it" if asked else "no one was watching"
+            job.status, job.message, job.text = Status.STOPPED, f"cancelled before it started: {why}", None
+            store.set_state(job.token, job.status, job.message)
+            return False
+        return True
 
     def unwatched_for(self, job: Job) -> float:
         """Seconds since the last session watching the run was first seen gone (0 while one still watches)."""
@@ -315,19 +347,12 @@ class JobManager:
             job.status, job.message = Status.ERROR, f"following the run failed: {exc}"
 
     def eta(self, job: Job) -> float | None:
-        """About how many seconds until a queued run starts, from the runs training now (their own estimates)
-        and, for each run waiting before it, a run as long as those; None when there is nothing to go on."""
+        """About how many seconds until a queued run starts (core.runs.job.queue_eta), from what trains now: one
+        estimate per slot, a group's from any of its runs."""
         with self.lock:
-            going = [j.progress for j in self.jobs.values() if j.training and j.device == job.device and j.progress]
-        left = [p.eta for p in going if math.isfinite(p.eta)]
-        if not left or self.position(job) == 0:
-            return None
-        each = sorted(p.elapsed + p.eta for p in going if math.isfinite(p.eta))[len(left) // 2]
-        frees = sorted(left) + [0.0] * max(0, self._limit(job.device) - len(left))
-        heapq.heapify(frees)
-        for _ in range(self.position(job) - 1):
-            heapq.heappush(frees, heapq.heappop(frees) + each)
-        return heapq.heappop(frees)
+            going = {j.group_id or j.id: j.progress for j in self.jobs.values()
+                     if j.training and j.device == job.device and j.progress}
+        return queue_eta(list(going.values()), self.position(job), self._limit(job.device))
 
     def forget_abandoned(self) -> None:
         """Drop from memory the finished runs nobody has watched for abandon_after seconds (their folders stay

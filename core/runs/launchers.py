@@ -72,6 +72,12 @@ def request_for(token: str, config, text: str) -> dict:
             "root": str(store.store_root())}
 
 
+def request_for_group(tokens: list[str], configs: list, text: str) -> dict:
+    """What the trainer of a group is handed (core.runs.group): each member's key and settings, the one text."""
+    return {"task": tasks.LM, "group": [{"key": t, "config": c.to_dict()} for t, c in zip(tokens, configs)],
+            "text": text, "root": str(store.store_root())}
+
+
 @dataclass
 class ThreadTrainer:
     thread: threading.Thread
@@ -84,8 +90,8 @@ class ThreadTrainer:
 
 
 def in_thread(request: dict, device: str) -> ThreadTrainer:
-    thread = threading.Thread(target=worker.run, args=(request,), name=f"rnnlab-train-{request['key']}",
-                              daemon=True)
+    name = request["key"] if "key" in request else f"group-{request['group'][0]['key']}"
+    thread = threading.Thread(target=worker.run, args=(request,), name=f"rnnlab-train-{name}", daemon=True)
     thread.start()
     return ThreadTrainer(thread)
 
@@ -286,3 +292,14 @@ def follow(token: str, trainer: Trainer, on: Callable[[Message], None], every: f
             on(Ended(Status.ERROR, message))
             return
         time.sleep(every if stepped or status == Status.QUEUED else min(every, FIRST_FOLLOW_S))
+
+
+def follow_all(trainer: Trainer, members: list[tuple[str, Callable[[Message], None], tasks.Task]]) -> None:
+    """Follow every run a trainer trains together (a group, core.runs.group), each in its own folder, until all
+    have ended: (key, on, task) for each."""
+    threads = [threading.Thread(target=follow, args=(key, trainer, on), kwargs={"task": task}, daemon=True)
+               for key, on, task in members]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()

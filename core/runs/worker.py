@@ -74,6 +74,8 @@ def run(request: dict, stop: threading.Event | None = None, server_gone: threadi
     from core.runs.config import TrainConfig
     from core.runs.loop import train
 
+    if "group" in request:
+        return run_group(request, stop, server_gone)
     key, root = request["key"], Path(request["root"]) if request.get("root") else None
     stop = stop or threading.Event()
     done = threading.Event()
@@ -104,6 +106,55 @@ def run(request: dict, stop: threading.Event | None = None, server_gone: threadi
             store.set_state(key, **state, root=root)
         except (OSError, ValueError):
             pass
+    finally:
+        done.set()
+    return state
+
+
+def run_group(request: dict, stop: threading.Event | None = None, server_gone: threading.Event | None = None) -> dict:
+    """Train a group of language-model runs of one shape together (core.runs.group), each into its own folder of
+    the store, as run() trains one: its state, its progress, its Stop (its own stop file, or the server going
+    away), its saved result the moment it ends. Errors are stored in every member that has not ended."""
+    from core.runs import store
+    from core.runs.config import TrainConfig
+    from core.runs.data import prepare_data
+    from core.runs.group import train_group
+
+    root = Path(request["root"]) if request.get("root") else None
+    members = request["group"]
+    keys = [m["key"] for m in members]
+    stop = stop or threading.Event()
+    stops, done, ended = [threading.Event() for _ in keys], threading.Event(), set()
+    for key, own in zip(keys, stops):
+        threading.Thread(target=_watch_stop_file, args=(key, root, own, done), daemon=True).start()
+    threading.Thread(target=lambda: (stop.wait(), [e.set() for e in stops]), daemon=True).start()
+
+    def saved(i: int):
+        def on(result) -> None:
+            if server_gone is not None and server_gone.is_set() and result.status == Status.STOPPED:
+                result.message = (f"stopped when the server went away, after {result.final.step} steps; everything "
+                                  "learnt is kept")
+            store.save(result, keys[i], root)
+            store.set_state(keys[i], result.status, result.message, root)
+            ended.add(i)
+        return on
+    try:
+        for key in keys:
+            store.set_state(key, Status.RUNNING, "", root)
+        configs = [TrainConfig.from_dict(m["config"]) for m in members]
+        data = prepare_data(configs[0], request["text"])
+        train_group(configs, data=data, on_progress=[store.ProgressWriter(k, root).write for k in keys],
+                    stop_events=stops, on_done=[saved(i) for i in range(len(keys))])
+        state = {"status": Status.FINISHED, "message": f"{len(keys)} runs trained together"}
+    except Exception as exc:  # reported on each page; the server itself is untouched
+        message = str(exc) if isinstance(exc, ValueError) else f"training failed: {exc!r}"
+        state = {"status": Status.ERROR, "message": message}
+        for i, key in enumerate(keys):
+            if i not in ended:
+                try:
+                    store.set_state(key, Status.ERROR, message, root)
+                except (OSError, ValueError):
+                    pass
     finally:
         done.set()
     return state
@@ -152,7 +203,7 @@ def main() -> int:
         return 0
     try:
         request = json.loads(line)
-        request["key"]
+        request["group"] if "group" in request else request["key"]
     except (json.JSONDecodeError, KeyError, TypeError):
         print("the training process got no request", file=sys.stderr)
         return 2
