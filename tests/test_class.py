@@ -85,17 +85,18 @@ def test_the_queue_says_about_when_a_run_starts():
     manager = JobManager(max_cpu=1, max_gpu=0, mode="thread")
     first = wait_until_training(manager.submit(TrainConfig(**{**SMALL, "epochs": 400}), TEXT, "s1"))
     second = manager.submit(TrainConfig(**SMALL), TEXT, "s2")
-    third = manager.submit(TrainConfig(**SMALL), TEXT, "s3")
+    third = manager.submit(TrainConfig(**{**SMALL, "hidden_size": SMALL["hidden_size"] + 1}), TEXT, "s3")  # not
+    together = manager.submit(TrainConfig(**{**SMALL, "seed": 7}), TEXT, "s4")    # of second's shape: it trains with it
     try:
         while first.progress.epoch < 1:
             time.sleep(0.05)
         p = first.progress
-        assert manager.position(second) == 1 and manager.position(third) == 2
+        assert manager.position(second) == manager.position(together) == 1 and manager.position(third) == 2
         assert manager.eta(second) == pytest.approx(p.eta)                       # when the first ends
         assert manager.eta(third) == pytest.approx(p.eta + p.elapsed + p.eta)    # and one more run like it
         assert manager.eta(first) is None
     finally:
-        for job in (third, second, first):
+        for job in (together, third, second, first):
             manager.stop(job.id)
         first.thread.join(30)
 

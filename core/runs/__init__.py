@@ -11,6 +11,7 @@ no Streamlit here.
   worker.py     one run, trained into the store (a process of its own, a thread or a Ray task)
   launchers.py  where a run trains, and following it through the store (the one channel for every mode)
   tasks.py      the kinds of run: a language model's, or the memory task's comparison (Memory and gates)
+  group.py      runs of one shape trained together, as one stacked computation (a class pressing Train at once)
   job.py        a run as the server keeps it
   jobs.py       the server's runs: limits, the queue and its estimate, runs found again from the store
   cli.py        python -m core train

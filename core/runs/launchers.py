@@ -297,8 +297,12 @@ def follow(token: str, trainer: Trainer, on: Callable[[Message], None], every: f
 def follow_all(trainer: Trainer, members: list[tuple[str, Callable[[Message], None], tasks.Task]]) -> None:
     """Follow every run a trainer trains together (a group, core.runs.group), each in its own folder, until all
     have ended: (key, on, task) for each."""
-    threads = [threading.Thread(target=follow, args=(key, trainer, on), kwargs={"task": task}, daemon=True)
-               for key, on, task in members]
+    if len(members) == 1:          # a run alone: followed in the thread that started it
+        key, on, task = members[0]
+        follow(key, trainer, on, task=task)
+        return
+    threads = [threading.Thread(target=follow, args=(key, trainer, on), kwargs={"task": task}, daemon=True,
+                                name=f"rnnlab-follow-{key}") for key, on, task in members]
     for t in threads:
         t.start()
     for t in threads:
