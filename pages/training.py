@@ -22,7 +22,7 @@ from ui.common import cite, header, learner_errors, plain, show_source
 from ui.lab import metric_row
 from ui.notebook import download_button
 from ui.plots import show_chart
-from ui.run_notice import queued_notice
+from ui.run_notice import group_line, queued_notice
 from ui.session import fragment_only_run, job_manager, session_id
 
 SOURCES = {"timemachine": "The Time Machine", "upload": "My upload"}
@@ -190,6 +190,7 @@ def run_status(job) -> None:
             st.rerun()
         return
     if job.active:
+        group_line(job)
         frac = p.step / p.total_steps if p and p.total_steps else 0.0
         st.progress(frac, text=f"epoch {p.epoch}/{job.config.epochs}, step {p.step}/{p.total_steps}"
                     if p else "preparing the data ...")

@@ -12,10 +12,11 @@ def queued_notice(job) -> None:
         st.info(f"Queued on the {job.device.upper()} by another of this site's servers; it starts by itself.",
                 icon=":material/hourglass_top:")
         return
-    ahead, eta = position - 1, job_manager().eta(job)
+    ahead, eta, others = position - 1, job_manager().eta(job), job_manager().companions(job)
     st.info(f"Queued on the {job.device.upper()}, number {position} in line: the server is training other "
-            "learners' runs" + (f", and {ahead} run{'s wait' if ahead != 1 else ' waits'} before yours" if ahead
+            "learners' runs" + (f", and {ahead} more turn{'s come' if ahead != 1 else ' comes'} before yours" if ahead
                                 else "")
+            + (f". Yours will train together with {together(others)}, in one computation" if others else "")
             + (f". It should start in about {minutes(eta)}" if eta is not None else "")
             + ". It starts by itself; you can leave this page and come back to its address.",
             icon=":material/hourglass_top:")
@@ -23,3 +24,15 @@ def queued_notice(job) -> None:
 
 def minutes(seconds: float) -> str:
     return f"{max(1, round(seconds / 60))} min" if seconds >= 90 else f"{max(5, round(seconds / 5) * 5)} s"
+
+
+def together(others: int) -> str:
+    return f"{others} other{'s' if others != 1 else ''}"
+
+
+def group_line(job) -> None:
+    """A run training in one computation with others (core.runs.group) says so."""
+    others = job_manager().companions(job)
+    if others and job.active:
+        st.caption(f"Training together with {together(others)} in one computation: each run keeps its own "
+                   "weights, settings, curve and Stop.")
