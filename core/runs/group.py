@@ -81,14 +81,14 @@ class Stack:
         """Each run's mean cross-entropy (R,) and final state (R, B, H) for its tokens x and targets y (R, B, T)
         from its starting state h0 (R, B, H)."""
         R, B, T = x.shape
-        inputs = self.w_ih.transpose(1, 2)[torch.arange(R)[:, None, None], x]      # one-hot rows: (R, B, T, H)
-        bias = (self.b_ih + self.b_hh)[:, None, :]
+        one_hot = F.one_hot(x.transpose(1, 2).reshape(R, T * B), self.w_ih.shape[2]).to(self.w_ih.dtype)
+        inputs = torch.baddbmm((self.b_ih + self.b_hh)[:, None, :], one_hot, self.w_ih.transpose(1, 2))
         w_hh_t = self.w_hh.transpose(1, 2)
         h, states = h0, []
-        for t in range(T):
-            h = torch.tanh(torch.baddbmm(inputs[:, :, t] + bias, h, w_hh_t))
+        for step in inputs.view(R, T, B, -1).unbind(1):   # unbind: its backward stacks, where slicing would zero
+            h = torch.tanh(torch.baddbmm(step, h, w_hh_t))   # a whole buffer for every step
             states.append(h)
-        hs = torch.stack(states, 2).reshape(R, B * T, -1)
+        hs = torch.stack(states, 2).reshape(R, B * T, -1)                # (R, B, T, H): targets' order
         logits = torch.baddbmm(self.head_b[:, None, :], hs, self.head_w.transpose(1, 2))
         ce = F.cross_entropy(logits.reshape(R * B * T, -1), y.reshape(-1), reduction="none").view(R, B * T)
         return ce.mean(1), h.detach()
