@@ -232,10 +232,10 @@ class _Group:
 
 def together(a, b) -> bool:
     """Whether two waiting runs (core.runs.job.Job) train as one group: language models of one shape on the same
-    text."""
+    text, on the CPU (a server with a GPU trains each of its runs there alone)."""
     from core.runs.tasks import LM
-    return (a.kind.name == b.kind.name == LM and groupable(a.config) and groupable(b.config)
-            and shape_key(a.config) == shape_key(b.config) and a.text == b.text)
+    return (a.kind.name == b.kind.name == LM and a.device == b.device == "cpu" and groupable(a.config)
+            and groupable(b.config) and shape_key(a.config) == shape_key(b.config) and a.text == b.text)
 
 
 def lines(waiting: list) -> list[list]:
