@@ -108,7 +108,7 @@ class JobManager:
             limit = self._limit(kind)
             if limit < 1:
                 raise ValueError(f"This server trains nothing on the {kind.upper()} (its limit is 0).")
-            must_wait = self.running(kind) >= limit
+            must_wait = self.running(kind) >= limit or any(j.device == kind for j in self.queue)   # no jumping
             waiting = sum(j.device == kind for j in self.queue)
             if must_wait and waiting >= self.max_queue:
                 raise ValueError(f"The server is training {limit} model(s) on the {kind.upper()} and "
@@ -154,11 +154,11 @@ class JobManager:
                     except (OSError, ValueError):
                         pass
         finally:
-            if trainer is not None:
-                trainer.close()
             for job in jobs:
                 self.unwatched_for(job)
-            self._start_next(jobs[0].device)
+            self._start_next(jobs[0].device)    # at once: the ended trainer's process may take a while to exit
+            if trainer is not None:
+                trainer.close()
 
     def _on(self, job: Job, message: Message) -> None:
         match message:
