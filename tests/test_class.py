@@ -240,19 +240,23 @@ def test_a_cuda_run_asks_ray_for_a_gpu(monkeypatch, tmp_path):
 
 
 def test_a_warm_pool_hands_over_a_started_worker_and_keeps_one_spare(monkeypatch):
-    """Issue 29: Train hands its request to a worker that has already imported torch; a replacement starts behind
-    it; a spare whose server goes (its stdin closes) ends quietly."""
+    """Issue 29: Train hands its request to a worker that has already imported torch. Issue 65: a worker whose run
+    ended comes back as the spare for the next run (no new process while one is out and coming back); one let go
+    (its stdin closed: it ends quietly) is replaced at once."""
     from core.runs import launchers
     monkeypatch.setenv("RNNLAB_WARM_WORKERS", "1")
     pool = launchers.WarmPool()
     pool.fill()
     first = pool.spare[0]
     taken = pool.take()
-    assert taken is first and taken.poll() is None
-    assert len(pool.spare) == 1 and pool.spare[0] is not first
-    for proc in (taken, pool.spare[0]):
-        proc.stdin.close()
-        assert proc.wait(timeout=60) == 0
+    assert taken is first and taken.poll() is None and pool.spare == []
+    pool.give_back(taken)
+    assert pool.spare == [first] and pool.take() is first
+    pool.discard(first)
+    assert first.wait(timeout=60) == 0 and len(pool.spare) == 1 and pool.spare[0] is not first
+    spare = pool.spare[0]
+    spare.stdin.close()
+    assert spare.wait(timeout=60) == 0
     monkeypatch.setenv("RNNLAB_WARM_WORKERS", "0")
     cold = launchers.WarmPool()
     cold.fill()
@@ -271,8 +275,9 @@ class FakeWorker:
 
 
 def test_the_warm_pool_grows_with_a_burst_of_presses_up_to_the_slots(monkeypatch):
-    """Issue 43: several presses in a burst start several spares, never more than the runs trained at once (nor
-    4); when the presses stop for a minute, the pool keeps only its base size again. Dead spares are replaced."""
+    """Issue 43: a burst of presses starts spares for the slots still free, never more than the runs trained at once
+    (nor 4); a worker whose run ended comes back as a spare (issue 65); when the presses stop for a minute, the pool
+    keeps only its base size again. Dead spares are replaced."""
     from core.runs import launchers
     monkeypatch.setenv("RNNLAB_WARM_WORKERS", "1")
     now = [0.0]
@@ -281,22 +286,25 @@ def test_the_warm_pool_grows_with_a_burst_of_presses_up_to_the_slots(monkeypatch
     pool.fill()
     assert len(pool.spare) == 1
     first = pool.spare[0]
-    assert pool.take() is first and len(pool.spare) == 1      # one press: one spare behind it
-    pool.take()
-    assert len(pool.spare) == 2                                # two presses within a minute: two spares
-    for _ in range(5):
-        pool.take()
-    assert len(pool.spare) == 3                                # a burst: as many as the slots, no more
-    pool.spare[0].alive = False
+    a = pool.take()
+    assert a is first and len(pool.spare) == 1                 # one press: one spare behind it
+    b = pool.take()
+    assert len(pool.spare) == 1                                # two slots busy: a spare for the third
+    c = pool.take()
+    assert pool.spare == []                                    # every slot busy: the next run waits for one back
+    pool.give_back(a)
+    assert pool.spare == [a]                                   # a worker whose run ended is the spare again
+    a.alive = False
     now[0] = 61.0
     pool.fill()
-    assert len(pool.spare) == 2 and all(p.alive for p in pool.spare)   # the dead one left; no new one needed
-    taken = pool.take()
-    assert taken.alive and len(pool.spare) == 1               # a minute later: back to the base size
+    assert len(pool.spare) == 1 and pool.spare[0].alive and pool.spare[0] is not a   # the dead one replaced
+    pool.give_back(b)
+    pool.give_back(c)
+    assert len(pool.spare) == 3                                # all back: kept while they train nothing
     pool.slots = 20
     for _ in range(10):
         pool.take()
-    assert len(pool.spare) == 4                                # never more than 4, whatever the slots
+    assert len(pool.spare) <= 4                                # never more than 4, whatever the slots
     monkeypatch.setenv("RNNLAB_WARM_WORKERS", "0")
     pool.spare.clear()
     pool.take()

@@ -33,6 +33,7 @@ from core.runs.launchers import Ended, Message, Reported, Saved
 from core.runs.record import Progress, Status
 
 MODES = tuple(launchers.LAUNCHERS)
+REUSE_AFTER = (Status.FINISHED, Status.STOPPED, Status.DIVERGED, Status.TIME_LIMIT)
 _ids = itertools.count(1)
 
 
@@ -157,8 +158,8 @@ class JobManager:
             for job in jobs:
                 self.unwatched_for(job)
             self._start_next(jobs[0].device)    # at once: the ended trainer's process may take a while to exit
-            if trainer is not None:
-                trainer.close()
+            if trainer is not None:   # a worker whose every run ended in a state of its own trains the next one
+                trainer.close(reuse=all(j.status in REUSE_AFTER for j in jobs))
 
     def _on(self, job: Job, message: Message) -> None:
         match message:

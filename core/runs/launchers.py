@@ -60,8 +60,10 @@ class Trainer(Protocol):
     def ended(self) -> str | None:
         """None while the trainer goes; else why it ended (it may have written its final state just before)."""
 
-    def close(self) -> None:
-        """Let the trainer go once its run has ended (a process's pipe is closed; others hold nothing)."""
+    def close(self, reuse: bool = False) -> None:
+        """Let the trainer go once its run has ended: reuse, when every run it trained ended in a state of its own
+        writing, hands a process back to the pool for the next run; otherwise its pipe is closed (others hold
+        nothing)."""
 
 
 # ---- launchers ---------------------------------------------------------------------------------------------------
@@ -85,7 +87,7 @@ class ThreadTrainer:
     def ended(self) -> str | None:
         return None if self.thread.is_alive() else "the training thread ended without saving the run"
 
-    def close(self) -> None:
+    def close(self, reuse: bool = False) -> None:
         pass
 
 
@@ -104,13 +106,13 @@ class ProcessTrainer:
         code = self.process.poll()
         return None if code is None else f"the training process ended without a word (exit code {code})"
 
-    def close(self) -> None:
-        """Let the process go (it has ended, or the run is being forgotten: a closed stdin stops it)."""
-        try:
-            self.process.stdin.close()
-            self.process.wait(timeout=30)
-        except (OSError, subprocess.TimeoutExpired):
-            self.process.kill()
+    def close(self, reuse: bool = False) -> None:
+        """Hand the process back to the pool for the next run (reuse), or let it go: a closed stdin ends it, and
+        stops a run it may still be training."""
+        if reuse:
+            POOL.give_back(self.process)
+        else:
+            POOL.discard(self.process)
 
 
 def _spawn() -> subprocess.Popen:
@@ -133,6 +135,8 @@ class WarmPool:
     def __init__(self, spawn: Callable[[], subprocess.Popen] | None = None, clock: Callable[[], float] = time.monotonic):
         self.lock = threading.Lock()
         self.spare: list[subprocess.Popen] = []
+        self.out: dict[subprocess.Popen, int] = {}    # workers training now -> the runs each has been handed
+        self.used: dict[subprocess.Popen, int] = {}   # spares handed back -> the runs each has trained
         self.taken_at: list[float] = []   # when runs were taken, for the last GROW_WINDOW_S
         self.slots = 1
         self.spawn, self.clock = spawn or _spawn, clock
@@ -152,26 +156,62 @@ class WarmPool:
         return base if base == 0 else max(base, min(len(self.taken_at), self.slots, 4))
 
     def _top_up(self) -> None:
-        self.spare = [p for p in self.spare if p.poll() is None]
-        self.spare += [self.spawn() for _ in range(self.target() - len(self.spare))]
+        self.spare = [p for p in self.spare if _alive(p)]
+        free_slots = max(0, self.slots - sum(1 for p in self.out if _alive(p)))   # the others wait for a worker back
+        self.spare += [self.spawn() for _ in range(min(self.target(), free_slots) - len(self.spare))]
+
+    MAX_USES = 50   # runs a worker trains before it is let go (and a fresh one started)
 
     def take(self) -> subprocess.Popen:
-        """A started worker (a spare, else a new one), and the spares topped up behind it at once."""
+        """A started worker (a spare, else a new one), and the spares topped up behind it for the slots still free
+        (a run that finds every slot busy waits for a worker to come back: give_back)."""
         with self.lock:
             self.taken_at.append(self.clock())
             while self.spare:
                 proc = self.spare.pop(0)
-                if proc.poll() is None:
+                if _alive(proc):
                     break
             else:
                 proc = self.spawn()
+            self.out[proc] = self.used.pop(proc, 0) + 1
             self._top_up()
         return proc
+
+    def give_back(self, proc: subprocess.Popen) -> None:
+        """A worker whose runs ended: a spare again, unless it has ended, trained MAX_USES runs, or the pool is
+        full."""
+        with self.lock:
+            uses = self.out.pop(proc, self.MAX_USES)
+            if _alive(proc) and uses < self.MAX_USES and len(self.spare) < 4:
+                self.spare.insert(0, proc)
+                self.used[proc] = uses
+                return
+        self.discard(proc)
+
+    def discard(self, proc: subprocess.Popen) -> None:
+        """Let a worker go (its stdin closed: it ends, a run in progress stopping and keeping what it learnt),
+        and top the spares up."""
+        with self.lock:
+            self.out.pop(proc, None)
+            self.used.pop(proc, None)
+        try:
+            proc.stdin.close()
+            proc.wait(timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            proc.kill()
+        with self.lock:
+            self._top_up()
 
     def fill(self) -> None:
         """Start the spare workers now (the server's start and its job manager call this)."""
         with self.lock:
             self._top_up()
+
+
+def _alive(proc: subprocess.Popen) -> bool:
+    """A worker that can take a request: running, its stdin open."""
+    stdin = getattr(proc, "stdin", None)
+    return proc.poll() is None and not (stdin is not None and stdin.closed)
 
 
 POOL = WarmPool()
@@ -193,10 +233,15 @@ def warm_start() -> None:
 def in_process(request: dict, device: str) -> ProcessTrainer:
     """Hand the request to a warm `python -m core.runs.worker` (POOL); its stdin stays open as long as the server
     lives."""
-    proc = POOL.take()
-    proc.stdin.write(json.dumps(request) + "\n")
-    proc.stdin.flush()
-    return ProcessTrainer(proc)
+    for attempt in range(2):   # a worker that ended meanwhile is let go, and a fresh one takes the request
+        proc = POOL.take()
+        try:
+            proc.stdin.write(json.dumps(request) + "\n")
+            proc.stdin.flush()
+            return ProcessTrainer(proc)
+        except (OSError, ValueError):
+            POOL.discard(proc)
+    raise ValueError("no training process could take the run: try again")
 
 
 @dataclass
@@ -214,7 +259,7 @@ class RayTrainer:
         except Exception as exc:   # the task itself failed (a lost node, a killed worker)
             return f"the Ray task failed ({type(exc).__name__})"
 
-    def close(self) -> None:
+    def close(self, reuse: bool = False) -> None:
         pass
 
 
@@ -259,7 +304,7 @@ class Elsewhere:
     def ended(self) -> str | None:
         return None
 
-    def close(self) -> None:
+    def close(self, reuse: bool = False) -> None:
         pass
 
 

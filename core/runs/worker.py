@@ -5,14 +5,16 @@ However it runs, a run talks only through its folder in the run store (core.runs
 its progress and its result there, and it is asked to stop there (the stop file, which any web process may
 write). So every web process follows every run the same way, and a restarted server finds it.
 
-As a process, it reads one JSON request from stdin, {"config": {...}, "text": "...", "key": "...", "root": "..."
-or null}, and then keeps stdin open only as a sign of life: when it closes (the server went away), the run stops
+As a process, it reads JSON requests from stdin, one a line, {"config": {...}, "text": "...", "key": "...",
+"root": "..." or null} (or a group's, {"group": [{"key", "config"}, ...], ...}: core.runs.group), and trains them one
+after another; stdin stays open as a sign of life: when it closes (the server went away), a run in progress stops
 and saves what it has learnt as "stopped". Nothing goes to stdout; what the process prints goes to stderr.
 """
 from __future__ import annotations
 
 import json
 import os
+import queue
 import sys
 import threading
 from pathlib import Path
@@ -48,17 +50,11 @@ def leave_a_core(threads: int | None = None) -> int:
     return n
 
 
-def _stop_when_server_goes(stream, stop: threading.Event, gone: threading.Event) -> None:
-    for _ in stream:   # nothing more is sent; the loop ends when the server closes the pipe (or dies)
-        pass
-    gone.set()
-    stop.set()
-
-
-def _watch_stop_file(key: str, root, stop: threading.Event, done: threading.Event) -> None:
+def _watch_stop_file(key: str, root, stop: threading.Event, done: threading.Event, also=()) -> None:
+    """Set stop when the run's stop file appears, or any event in also is set (the server gone), until done."""
     from core.runs import store
     while not done.wait(STOP_POLL_S):
-        if store.stop_requested(key, root):
+        if store.stop_requested(key, root) or any(e is not None and e.is_set() for e in also):
             stop.set()
             return
 
@@ -79,7 +75,7 @@ def run(request: dict, stop: threading.Event | None = None, server_gone: threadi
     key, root = request["key"], Path(request["root"]) if request.get("root") else None
     stop = stop or threading.Event()
     done = threading.Event()
-    threading.Thread(target=_watch_stop_file, args=(key, root, stop, done), daemon=True).start()
+    threading.Thread(target=_watch_stop_file, args=(key, root, stop, done, (server_gone,)), daemon=True).start()
     try:
         store.set_state(key, Status.RUNNING, "", root)
         if request.get("task", "lm") != "lm":
@@ -126,8 +122,8 @@ def run_group(request: dict, stop: threading.Event | None = None, server_gone: t
     stop = stop or threading.Event()
     stops, done, ended = [threading.Event() for _ in keys], threading.Event(), set()
     for key, own in zip(keys, stops):
-        threading.Thread(target=_watch_stop_file, args=(key, root, own, done), daemon=True).start()
-    threading.Thread(target=lambda: (stop.wait(), [e.set() for e in stops]), daemon=True).start()
+        threading.Thread(target=_watch_stop_file, args=(key, root, own, done, (stop, server_gone)),
+                         daemon=True).start()
 
     def saved(i: int):
         def on(result) -> None:
@@ -183,13 +179,17 @@ def train_into_store(request: dict) -> dict:
 def _end_if_orphaned(server: int, asked: threading.Event, every_s: float = 0.2) -> None:
     """A spare worker whose server has gone ends at once, even in the middle of its slow imports (it read no
     request, so nothing is lost); once a request came, a closed stdin stops the run instead, keeping what it
-    learnt (_stop_when_server_goes)."""
+    learnt (_read_requests)."""
     while not asked.wait(every_s):
         if os.getppid() != server:
             os._exit(0)
 
 
 def main() -> int:
+    """A worker process: its imports first, then the requests the server writes on stdin, one line each, trained one
+    after another (the server hands a worker whose run ended back to its pool: the next run skips Python's start
+    and torch's import). stdin closing means the server has gone: a run in progress stops and keeps what it
+    learnt, and the process ends."""
     asked = threading.Event()
     threading.Thread(target=_end_if_orphaned, args=(os.getppid(), asked), daemon=True).start()
     lower_priority()
@@ -199,18 +199,26 @@ def main() -> int:
     import core.runs.loop     # noqa: F401
     line = sys.stdin.readline()
     asked.set()
-    if not line:              # a spare worker whose server has gone: nothing to do
-        return 0
-    try:
-        request = json.loads(line)
-        request["group"] if "group" in request else request["key"]
-    except (json.JSONDecodeError, KeyError, TypeError):
-        print("the training process got no request", file=sys.stderr)
-        return 2
-    stop, gone = threading.Event(), threading.Event()
-    threading.Thread(target=_stop_when_server_goes, args=(sys.stdin, stop, gone), daemon=True).start()
-    run(request, stop, gone)
+    gone, later = threading.Event(), queue.Queue()
+    threading.Thread(target=_read_requests, args=(sys.stdin, later, gone), daemon=True).start()
+    while line:               # none: a spare worker whose server has gone, or the server closed the pipe
+        try:
+            request = json.loads(line)
+            request["group"] if "group" in request else request["key"]
+        except (json.JSONDecodeError, KeyError, TypeError):
+            print("the training process got no request", file=sys.stderr)
+            return 2
+        run(request, threading.Event(), gone)
+        line = None if gone.is_set() else later.get()
     return 0
+
+
+def _read_requests(stream, later: queue.Queue, gone: threading.Event) -> None:
+    """The next requests, as the server writes them; at the end of the stream the server has gone."""
+    for line in stream:
+        later.put(line)
+    gone.set()
+    later.put(None)
 
 
 if __name__ == "__main__":
