@@ -157,9 +157,12 @@ class JobManager:
         finally:
             for job in jobs:
                 self.unwatched_for(job)
-            self._start_next(jobs[0].device)    # at once: the ended trainer's process may take a while to exit
-            if trainer is not None:   # a worker whose every run ended in a state of its own trains the next one
-                trainer.close(reuse=all(j.status in REUSE_AFTER for j in jobs))
+            reuse = trainer is not None and all(j.status in REUSE_AFTER for j in jobs)
+            if reuse:                 # a worker whose every run ended in a state of its own trains the next one
+                trainer.close(reuse=True)
+            self._start_next(jobs[0].device)    # before a worker let go has exited (that may take a while)
+            if trainer is not None and not reuse:
+                trainer.close()
 
     def _on(self, job: Job, message: Message) -> None:
         match message:
@@ -178,10 +181,8 @@ class JobManager:
 
     def companions(self, job: Job) -> int:
         """How many other runs train (or will train, when it waits) in one computation with this one."""
-        if job.status != Status.QUEUED:
-            return job.group_size - 1
         with self.lock:
-            line = next((line for line in self._lines(job.device) if job in line), [job])
+            line = next((line for line in self._lines(job.device) if job in line), [job] * job.group_size)
         return len(line) - 1
 
     def _lines(self, kind: str) -> list[list[Job]]:
