@@ -72,6 +72,7 @@ def test_what_groups():
     tiny = PRESETS["tiny"].config
     assert groupable(tiny) and groupable(PRESETS["whole"].config) and not groupable(PRESETS["bpe"].config)
     assert not groupable(dataclasses.replace(tiny, cell="gru")) and not groupable(dataclasses.replace(tiny, num_layers=2))
+    assert not groupable(PRESETS["passage"].config) and not groupable(PRESETS["book"].config)   # they train alone
     assert shape_key(tiny) == shape_key(dataclasses.replace(tiny, seed=5, lr=0.1, clip=2.0))
     assert shape_key(tiny) != shape_key(dataclasses.replace(tiny, hidden_size=32))
     with pytest.raises(ValueError, match="one shape"):
