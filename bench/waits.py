@@ -245,9 +245,10 @@ async def one_press(port: int, delay: float, epochs: int) -> dict:
         t0 = time.perf_counter()
         await tab.press("tr.train")
         said = time.perf_counter() - t0
-        line = next((text for kind, text in tab.shown if "in line" in text), "")
-        place = int(re.search(r"number (\d+) in line", line).group(1)) if line else 0   # 0: trains at once
-        told = any("in line" in text or kind == "progress" for kind, text in tab.shown)
+        line = next((text for kind, text in tab.shown if "in line" in text or "starts together" in text), "")
+        found = re.search(r"number (\d+) in line", line)
+        place = int(found.group(1)) if found else 1 if line else 0   # 1: next, with its group; 0: trains at once
+        told = any(("in line" in text or "starts together" in text) or kind == "progress" for kind, text in tab.shown)
         blank_since, reloads = None, 0
         while not any(re.search(r"train perplexity:? \d", text, re.I) for kind, text in tab.shown
                       if kind in ("progress", "metric")):   # the line under Train, or the panel (a run already over)

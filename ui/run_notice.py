@@ -13,12 +13,17 @@ def queued_notice(job) -> None:
                 icon=":material/hourglass_top:")
         return
     ahead, eta, others = position - 1, job_manager().eta(job), job_manager().companions(job)
+    start = f" It should start in about {minutes(eta)}." if eta is not None else ""
+    if others and not ahead:   # the next to start: with the runs it trains with, as one group
+        st.info(f"Your run starts together with {together(others)} as soon as the run in progress ends, in one "
+                f"computation on the {job.device.upper()}; each keeps its own weights, settings, curve and Stop."
+                + start + " You can leave this page and come back to its address.", icon=":material/group:")
+        return
     st.info(f"Queued on the {job.device.upper()}, number {position} in line: the server is training other "
             "learners' runs" + (f", and {ahead} more turn{'s come' if ahead != 1 else ' comes'} before yours" if ahead
                                 else "")
             + (f". Yours will train together with {together(others)}, in one computation" if others else "")
-            + (f". It should start in about {minutes(eta)}" if eta is not None else "")
-            + ". It starts by itself; you can leave this page and come back to its address.",
+            + "." + start + " It starts by itself; you can leave this page and come back to its address.",
             icon=":material/hourglass_top:")
 
 
