@@ -8,7 +8,7 @@ no Streamlit here.
   data.py       a run's data: the text as token ids, its splits, batches and validation windows
   saved.py      a saved run: safetensors + run.json + metrics.csv, and loading it back
   store.py      the run store: a folder per run (request, state, progress, stop, the saved run), cleanup
-  worker.py     one run, trained into the store (a process of its own, a thread or a Ray task)
+  worker.py     runs (or groups) trained into the store, one after another (a process, a thread or a Ray task)
   launchers.py  where a run trains, and following it through the store (the one channel for every mode)
   tasks.py      the kinds of run: a language model's, or the memory task's comparison (Memory and gates)
   group.py      runs of one shape trained together, as one stacked computation (a class pressing Train at once)
