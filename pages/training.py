@@ -22,7 +22,7 @@ from ui.common import cite, header, learner_errors, plain, show_source
 from ui.lab import metric_row
 from ui.notebook import download_button
 from ui.plots import show_chart
-from ui.run_notice import group_line, queued_notice
+from ui.run_notice import group_line, queued_notice, together
 from ui.session import fragment_only_run, job_manager, session_id
 
 SOURCES = {"timemachine": "The Time Machine", "upload": "My upload"}
@@ -233,8 +233,11 @@ def progress_where_pressed() -> None:
     if job is None:
         return
     p = job.progress
+    others = job_manager().companions(job)
+    group = f", together with {together(others)} in one computation" if others else ""
     if job.status == Status.QUEUED:
-        st.progress(0.0, text="Waiting in the queue for a free training slot: the top of the page says where.")
+        st.progress(0.0, text=f"Waiting in the queue for a free training slot{group}: the top of the page says "
+                              "where.")
         return
     if fragment_only_run() and st.session_state.get("training.line_every") != line_poll_seconds(job):
         st.rerun(scope="app")   # out of the queue: follow it at the training pace from now on
@@ -243,7 +246,7 @@ def progress_where_pressed() -> None:
         return
     left = f", about {p.eta:.0f} s left" if math.isfinite(p.eta) else ""
     st.progress(p.step / p.total_steps if p.total_steps else 0.0,
-                text=f"{job.name}: epoch {p.epoch}/{job.config.epochs}, step {p.step}/{p.total_steps}{left}"
+                text=f"{job.name}{group}: epoch {p.epoch}/{job.config.epochs}, step {p.step}/{p.total_steps}{left}"
                      f"{lab.perplexities_when(p, job.config.epochs)}. "
                      "Its curves and samples are at the top of the page.")
 
