@@ -33,16 +33,11 @@ def shipped() -> Saved:
 
 
 @st.cache_resource(show_spinner=False, max_entries=32)
-def analysed(s: lab.Settings, token: str | None) -> tuple:
-    """The result and its charts for a comparison (the stored one, or the run with this key), once per server:
-    a class opening the page at its defaults shares one. Shared, so nothing changes them after."""
-    saved = shipped() if token is None else job_by_token(token).result
-    r = lab.analyse(s, saved, shipped().delays)
+def analysed(s: lab.Settings, token: str | None, _saved: Saved) -> tuple:
+    """The result and its charts for a comparison (the stored one, token None, or the run with this key), once
+    per server: a class opening the page at its defaults shares one. Shared, so nothing changes them after."""
+    r = lab.analyse(s, _saved, shipped().delays)
     return r, {c.key: frozen_chart(c) for c in lab.charts(r)}
-
-
-def job_by_token(token: str):
-    return next(j for j in job_manager().for_session(session_id()) if j.token == token)
 
 
 def my_job():
@@ -51,11 +46,11 @@ def my_job():
     return next((j for j in job_manager().for_session(session_id(), MEMORY) if j.id == job_id), None)
 
 
-def shown(s: lab.Settings) -> str | None:
-    """The key of the learner's finished run trained at these settings, else None (the stored comparison)."""
+def shown(s: lab.Settings):
+    """The learner's finished run trained at these settings, else None (the stored comparison is shown)."""
     job = my_job()
     if job is not None and not job.active and job.result is not None and job.config == lab.comparison(s):
-        return job.token
+        return job
     return None
 
 
@@ -83,27 +78,26 @@ def adopt_run_from_url() -> None:
     st.session_state[_JOB] = found.id
 
 
-def train_row(s: lab.Settings, token: str | None) -> None:
-    """The Train button, and where the figures come from."""
+def train_row(s: lab.Settings, own) -> None:
+    """The Train button, and where the figures come from (own: the learner's run shown, else None)."""
     job, stored = my_job(), shipped()
     busy = job is not None and job.active
-    same = token is not None or stored.comparison == lab.comparison(s)
+    same = own is not None or stored.comparison == lab.comparison(s)
     c1, c2 = st.columns([1, 3], vertical_alignment="center")
     c1.button("Train again" if same else "Train these", type="primary", disabled=busy, key="gates.train",
               on_click=train, args=(s,), help="Trains the three cells one after another in the server's training "
-              "workers, about 20 s at the defaults on a small server.")
-    if token is not None:
+              "workers; this page follows them.")
+    if own is not None:
         c2.caption("The figures show your own run at these settings.")
     elif same:
         c2.caption(f"The figures show the stored run at these settings (`{COMMAND}` rebuilt it); "
                    "training again with this seed on the same machine gives the same numbers.")
     elif busy and job.config == lab.comparison(s):
-        c2.info("Your run at these settings is training: the figures below show the stored run at the defaults "
-                "until it ends.", icon=":material/hourglass_top:")
+        c2.info("Your run at these settings is training: the figures below show the stored run until it ends.",
+                icon=":material/hourglass_top:")
     else:
-        c2.warning("The figures still show the stored run at the defaults (delay 40, hidden 32, 300 steps, gate "
-                   "biases 3, seed 0). Press **Train these** to train the three cells at your settings.",
-                   icon=":material/info:")
+        c2.warning(f"The figures still show the stored run ({lab.described(stored.comparison)}). Press **Train "
+                   "these** to train the three cells at your settings.", icon=":material/info:")
 
 
 def run_panel() -> None:
@@ -135,14 +129,16 @@ def run_panel() -> None:
 
 def view(s: lab.Settings) -> None:
     exercises.hold_figures(lab.KEY)
-    token = shown(s)
-    train_row(s, token)
+    own = shown(s)
+    train_row(s, own)
     job = my_job()
     if job is not None and job.active:
         st.fragment(run_every=POLL_SECONDS)(run_panel)()
     else:
         run_panel()
-    r, charts = analysed(s, token) if token else analysed(stored_settings(), None)
+    stored = shipped()
+    r, charts = analysed(s, own.token, own.result) if own else \
+        analysed(lab.settings_of(stored.comparison), None, stored)
     metric_row(lab.metrics(r))
     st.caption(lab.sizes(r))
     for claim in lab.recalls(r):
@@ -152,11 +148,6 @@ def view(s: lab.Settings) -> None:
     show_chart(charts["gradients"])
     show_chart(charts["gates"])
     st.markdown(lab.notes(r))
-
-
-def stored_settings() -> lab.Settings:
-    """The settings the stored comparison was trained at."""
-    return lab.Settings(**shipped().comparison.to_dict())
 
 
 def main() -> None:

@@ -208,10 +208,12 @@ def rnn_chance_delay(s: dict) -> Solution:
     said = memory_readings.over_delays(s["cell"], {d: float(np.mean(a)) for d, a in sweep.items()}, 1000 * seeds)
     at = said.numbers["chance_from"]
     shown = ", ".join(f"{d}: {100 * float(np.mean(a)):.0f}%" for d, a in sorted(sweep.items()))
-    return Solution(at if at is not None else 0, f"{said.text} The sweep's means over {seeds} seeds by delay: {shown}. "
-                    "Each step the plain RNN's memory of the symbol passes through W_hh and tanh again, and its "
-                    "gradient shrinks like ρᵏ on the way back, so the training signal that would teach it to keep "
-                    "the symbol fades with the delay.", {"first delay at chance": at})
+    why = (" Each step the plain RNN's memory of the symbol passes through W_hh and tanh again, and its gradient "
+           "shrinks like ρᵏ on the way back, so the training signal that would teach it to keep the symbol fades "
+           "with the delay." if s["cell"] == "rnn" else " A gate held near 1 carries the symbol, and its gradient, "
+           "across the delay; how long a delay it learns to bridge in these few steps is what the sweep shows.")
+    return Solution(at if at is not None else 0, f"{said.text} The sweep's means over {seeds} seeds by delay: "
+                    f"{shown}.{why}", {"first delay at chance": at})
 
 
 def forget_share(s: dict) -> Solution:
@@ -256,10 +258,12 @@ def cell_parameters(s: dict) -> Solution:
     from core.nn.gated import KINDS, GatedCell
     cell = GatedCell(s["cell"], s["n"], s["h"])
     count, g, n, h = sum(p.numel() for p in cell.parameters()), KINDS[s["cell"]], s["n"], s["h"]
-    return Solution(count, f"Each of the {g} pre-activations (the LSTM's input, forget and output gates and its "
-                    f"candidate) has an {h} × {n} input weight, an {h} × {h} hidden weight and two biases of {h} "
-                    f"(torch keeps bias_ih and bias_hh): {g} × ({h}·{n} + {h}·{h} + 2·{h}) = {count:,}.",
+    parts = {"lstm": "the LSTM's input, forget and output gates and its candidate",
+             "gru": "the GRU's reset and update gates and its candidate", "rnn": "the plain RNN's one"}[s["cell"]]
+    return Solution(count, f"Each of the {g} pre-activations ({parts}) has an {h} × {n} input weight, an {h} × {h} "
+                    f"hidden weight and two biases of {h} (torch keeps bias_ih and bias_hh): "
+                    f"{g} × ({h}·{n} + {h}·{h} + 2·{h}) = {count:,}.",
                     {"parameters": count}, {float(g * (h * n + h * h + h)): "one bias per gate: torch's layout, "
                                             "which the cell keeps, has two that add",
-                                            float(h * n + h * h + 2 * h): "that is one gate's share: an LSTM has "
-                                            "four sets of weights"})
+                                            **({float(h * n + h * h + 2 * h): f"that is one gate's share: this cell "
+                                                f"has {g} sets of weights"} if g > 1 else {})})

@@ -32,16 +32,16 @@ COLOURS = dict(zip(CELL_KINDS, PALETTE))
 
 @dataclass(frozen=True)
 class Settings:
-    delay: int = setting(40, "Delay D", "Distracting tokens between the symbol and the question.", lo=1, hi=100)
-    hidden: int = setting(32, "Hidden size", "Units in each cell's state, the same for all three.", lo=4, hi=64)
-    steps: int = setting(300, "Training steps", "Adam steps of 64 sequences each, for each cell.", lo=50, hi=1000,
+    delay: int = setting(Comparison.delay, "Delay D", "Distracting tokens between the symbol and the question.", lo=1, hi=100)
+    hidden: int = setting(Comparison.hidden, "Hidden size", "Units in each cell's state, the same for all three.", lo=4, hi=64)
+    steps: int = setting(Comparison.steps, "Training steps", "Adam steps of 64 sequences each, for each cell.", lo=50, hi=1000,
                          step=50)
-    lstm_bias: float = setting(3.0, "LSTM forget-gate bias", "Where the forget gate starts: σ(3) = 0.95 keeps 95% of "
+    lstm_bias: float = setting(Comparison.lstm_bias, "LSTM forget-gate bias", "Where the forget gate starts: σ(3) = 0.95 keeps 95% of "
                                "the memory cell each step; σ(-3) = 0.05 keeps 5%.", lo=-3.0, hi=5.0, step=0.5,
                                url="forget")
-    gru_bias: float = setting(3.0, "GRU update-gate bias", "Where the update gate starts: σ(3) = 0.95 keeps 95% of "
+    gru_bias: float = setting(Comparison.gru_bias, "GRU update-gate bias", "Where the update gate starts: σ(3) = 0.95 keeps 95% of "
                               "the state each step.", lo=-3.0, hi=5.0, step=0.5, url="update")
-    seed: int = setting(0, "Seed", lo=0, hi=10_000, widget="input")
+    seed: int = setting(Comparison.seed, "Seed", lo=0, hi=10_000, widget="input")
 
 
 def comparison(s: Settings) -> Comparison:
@@ -102,6 +102,17 @@ def metrics(r: Result) -> list[Metric]:
     out = [Metric(NAMES[k], f"{100 * c.final:.1f}%", f"right on 1,000 held-out sequences after {c.steps[-1]} steps "
                   f"at delay {r.delay}; {c.parameters:,} parameters") for k, c in r.saved.cells.items()]
     return out + [Metric("Chance", f"{100 * memory.CHANCE:.0f}%", f"guessing one of {memory.SYMBOLS} symbols")]
+
+
+def described(c: Comparison) -> str:
+    """A comparison's settings in words, as the page names the stored one."""
+    return (f"delay {c.delay}, hidden size {c.hidden}, {c.steps} steps, forget-gate bias {c.lstm_bias:g}, "
+            f"update-gate bias {c.gru_bias:g}, seed {c.seed}")
+
+
+def settings_of(c: Comparison) -> Settings:
+    """The lab's settings a comparison was trained at (the same names)."""
+    return Settings(**c.to_dict())
 
 
 def sizes(r: Result) -> str:

@@ -42,12 +42,12 @@ class Comparison:
     """One comparison: the three cells trained in CELL_KINDS' order on one delay, at one hidden size, number of
     training steps and seed, each gated cell starting from its own gate bias (the LSTM's forget gate, the GRU's
     update gate; a larger one starts by keeping more). A run the job manager trains like a language model's."""
-    delay: int = 40
-    hidden: int = 32
-    steps: int = 300
-    lstm_bias: float = 3.0
-    gru_bias: float = 3.0
-    seed: int = 0
+    delay: int = Plan.delay             # the defaults are a Plan's
+    hidden: int = Plan.hidden
+    steps: int = Plan.steps
+    lstm_bias: float = Plan.gate_bias
+    gru_bias: float = Plan.gate_bias
+    seed: int = Plan.seed
     TASK: ClassVar[str] = "memory"      # its kind of run (core.runs.tasks)
     device: ClassVar[str] = "cpu"       # these small cells train on one CPU thread
 

@@ -1,8 +1,8 @@
 """Runs of one shape trained together (issue 65): a class pressing Train at once, or a teacher's sweep handed to
 a class, trains as one stacked computation instead of one run after another.
 
-The runs of a group share everything but what a learner varies (seed, learning rate, clipping, weight decay, the
-sample's settings: shape_key): the data is prepared once, and each training step computes every run's forward
+The runs of a group share everything but what a learner varies (VARIES: seed, learning rate, clipping, weight decay,
+optimizer, schedule, initialisation, the sample's settings; shape_key): the data is prepared once, and each training step computes every run's forward
 and backward pass at once, with a leading run dimension over the weights (batched matrix products). Everything
 else stays each run's own, exactly as when it trains alone (core.runs.loop.Run): its initial weights, its
 minibatch order, its optimizer and schedule, its clipping, its validation, samples, history, progress, Stop and
@@ -12,8 +12,8 @@ step reads them.
 A run's numbers do not depend on who trained with it: a run that stops or diverges keeps its place in the stack,
 frozen and left out of the loss, so the others compute exactly what they would have computed; and against
 training alone (core.nn.fused's hand-differentiated step) they agree to float32 rounding (tests/test_group.py
-states the largest difference measured). Groups take the plain tanh RNN over one-hot characters on the CPU (the
-Tiny preset's shape, and the book's without its blocks); any other run trains alone.
+states the largest difference measured). Groups take the plain tanh RNN over one-hot tokens read in sequence, on
+the CPU (groupable: the Tiny and Whole presets' shape); any other run trains alone.
 """
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ from core.runs.config import TrainConfig
 from core.runs.data import Data, batches, prepare_data
 from core.runs.loop import SLOW_VALIDATION_S, Run, Stop, TrainResult, build_model, diverged, should_stop
 from core.runs.record import Status
+from core.runs.tasks import LM
 from core.nn.device import cpu_threads
 from core.nn.models import clip_gradients, detach_state
 from core.text.corpus import load_corpus
@@ -236,7 +237,6 @@ class _Group:
 def together(a, b) -> bool:
     """Whether two waiting runs (core.runs.job.Job) train as one group: language models of one shape on the same
     text, on the CPU (a server with a GPU trains each of its runs there alone)."""
-    from core.runs.tasks import LM
     return (a.kind.name == b.kind.name == LM and a.device == b.device == "cpu" and groupable(a.config)
             and groupable(b.config) and shape_key(a.config) == shape_key(b.config) and a.text == b.text)
 

@@ -123,12 +123,13 @@ def _spawn() -> subprocess.Popen:
 
 class WarmPool:
     """Worker processes started ahead of time: a Train press hands its request to one that has already paid
-    Python's start and torch's import (1-3 s on a small CPU, far more when busy), and a replacement starts behind it
-    at once. The server starts RNNLAB_WARM_WORKERS of them (default 1) with itself (ui.serve), before any page
-    opens. The pool grows with demand: it keeps as many spares as runs were taken in the last GROW_WINDOW_S
-    seconds, up to the runs the server trains at once (`slots`, set by the job manager; a queued run waits for a
-    slot anyway) and at most 4 (an idle worker holds a few hundred MB). An idle worker costs memory only; it ends
-    when the server does (its stdin closes, or its parent goes)."""
+    Python's start and torch's import (1-3 s on a small CPU, far more when busy). A worker whose runs ended comes
+    back (give_back) and takes the next request; a replacement starts only for a slot still free, or when a worker
+    is let go (discard). The server starts RNNLAB_WARM_WORKERS of them (default 1) with itself (ui.serve), before
+    any page opens. The pool grows with demand: it keeps as many spares as runs were taken in the last
+    GROW_WINDOW_S seconds, up to the runs the server trains at once (`slots`, set by the job manager; a queued run
+    waits for a slot anyway) and at most 4 (an idle worker holds a few hundred MB). An idle worker costs memory
+    only; it ends when the server does (its stdin closes, or its parent goes)."""
 
     GROW_WINDOW_S = 60.0
 
@@ -233,7 +234,7 @@ def warm_start() -> None:
 def in_process(request: dict, device: str) -> ProcessTrainer:
     """Hand the request to a warm `python -m core.runs.worker` (POOL); its stdin stays open as long as the server
     lives."""
-    for attempt in range(2):   # a worker that ended meanwhile is let go, and a fresh one takes the request
+    for _ in range(2):   # a worker that ended meanwhile is let go, and a fresh one takes the request
         proc = POOL.take()
         try:
             proc.stdin.write(json.dumps(request) + "\n")

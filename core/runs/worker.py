@@ -89,9 +89,7 @@ def run(request: dict, stop: threading.Event | None = None, server_gone: threadi
             state = {"status": Status.STOPPED, "message": "stopped before its first step: nothing was learnt yet"}
         else:
             result = train(cfg, data=data, stop_event=stop, on_progress=writer.write, helpers=helpers)
-            if server_gone is not None and server_gone.is_set() and result.status == Status.STOPPED:
-                result.message = (f"stopped when the server went away, after {result.final.step} steps; everything "
-                                  "learnt is kept")
+            _say_if_server_went(result, server_gone)
             store.save(result, key, root)
             state = {"status": result.status, "message": result.message}
         store.set_state(key, **state, root=root)
@@ -105,6 +103,13 @@ def run(request: dict, stop: threading.Event | None = None, server_gone: threadi
     finally:
         done.set()
     return state
+
+
+def _say_if_server_went(result, server_gone: threading.Event | None) -> None:
+    """A run stopped because the server that started it went away says so (its result keeps what it learnt)."""
+    if server_gone is not None and server_gone.is_set() and result.status == Status.STOPPED:
+        result.message = (f"stopped when the server went away, after {result.final.step} steps; everything learnt "
+                          "is kept")
 
 
 def run_group(request: dict, stop: threading.Event | None = None, server_gone: threading.Event | None = None) -> dict:
@@ -127,9 +132,7 @@ def run_group(request: dict, stop: threading.Event | None = None, server_gone: t
 
     def saved(i: int):
         def on(result) -> None:
-            if server_gone is not None and server_gone.is_set() and result.status == Status.STOPPED:
-                result.message = (f"stopped when the server went away, after {result.final.step} steps; everything "
-                                  "learnt is kept")
+            _say_if_server_went(result, server_gone)
             store.save(result, keys[i], root)
             store.set_state(keys[i], result.status, result.message, root)
             ended.add(i)
