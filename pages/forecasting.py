@@ -5,7 +5,7 @@ import streamlit as st
 
 from core.labs import controls_of, forecasting as lab
 from ui import exercises, url_state
-from ui.lab import lab_page, metric_row
+from ui.lab import lab_body, lab_intro, metric_row
 from ui.plots import frozen_chart, show_chart
 
 CONTROLS = controls_of(lab.KEY)
@@ -40,7 +40,10 @@ def view(s: lab.Settings) -> None:
 
 def main() -> None:
     url_state.page("forecasting")
-    lab_page(lab, controls, view)
+    lab_intro(lab)
+    exercises.assignment(lab.KEY)
+    lab_body(lab, controls, view)
+    exercises.section(lab.KEY)
 
 
 if __name__ == "__main__":

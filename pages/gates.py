@@ -12,7 +12,7 @@ from core.nn.memory_store import COMMAND, Saved
 from core.runs.tasks import MEMORY
 from ui import exercises, url_state
 from ui.common import learner_errors, plain
-from ui.lab import lab_page, metric_row
+from ui.lab import lab_body, lab_intro, metric_row
 from ui.plots import frozen_chart, show_chart
 from ui.run_notice import queued_notice
 from ui.session import fragment_only_run, job_manager, session_id
@@ -153,7 +153,10 @@ def view(s: lab.Settings) -> None:
 def main() -> None:
     url_state.page("gates")
     adopt_run_from_url()
-    lab_page(lab, controls, view)
+    lab_intro(lab)
+    exercises.assignment(lab.KEY)
+    lab_body(lab, controls, view)
+    exercises.section(lab.KEY)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ import streamlit as st
 from core.labs import controls_of, gradient_flow as lab
 from ui import exercises, url_state
 from ui.common import deeper
-from ui.lab import lab_page, metric_row
+from ui.lab import lab_body, lab_intro, metric_row
 from ui.plots import frozen_chart, show_chart
 
 REGIME_COLOURS = {"vanishing": "blue", "stable": "green", "exploding": "red"}
@@ -47,7 +47,10 @@ def view(s: lab.Settings) -> None:
 
 def main() -> None:
     url_state.page("gradflow")
-    lab_page(lab, controls, view)
+    lab_intro(lab)
+    exercises.assignment(lab.KEY)
+    lab_body(lab, controls, view)
+    exercises.section(lab.KEY)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ from core.labs import controls_of, sampling as lab
 from core.nn import probe, sampling
 from ui import exercises, model_choice, url_state
 from ui.common import plain
-from ui.lab import lab_page, metric_row
+from ui.lab import lab_body, lab_intro, metric_row
 from ui.plots import frozen_chart, show_chart
 from ui.shading import shaded, surprisal_legend
 
@@ -154,7 +154,10 @@ def view(s: lab.Settings) -> None:
 
 def main() -> None:
     url_state.page("sampling")
-    lab_page(lab, controls, view)
+    lab_intro(lab)
+    exercises.assignment(lab.KEY)
+    lab_body(lab, controls, view)
+    exercises.section(lab.KEY)
 
 
 if __name__ == "__main__":

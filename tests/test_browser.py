@@ -76,14 +76,14 @@ def test_text_cell_and_gradient_pages(page: Page, app_url, shots_dir):
     page.screenshot(path=str(shots_dir / "gradient_flow.png"), full_page=True)
 
     # Issue 44: the page at other settings, downloaded as a notebook, is the file the command writes
-    from core.notebooks import cells, cli
+    from core.notebooks import build
     page.goto(app_url + "/gradient_flow?scale=1.5&tanh=0")
     expect(page.get_by_text("Spectral radius ρ", exact=True)).to_be_visible(timeout=30_000)
     with page.expect_download(timeout=30_000) as got:
         page.get_by_role("button", name="Download as notebook").click()
     assert got.value.suggested_filename == "rnnlab-gradient_flow.ipynb"
-    assert open(got.value.path(), encoding="utf-8").read() == cells.dumps(
-        cli.build("gradient_flow", {"scale": 1.5, "use_tanh": False}))
+    assert open(got.value.path(), encoding="utf-8").read() == build.dumps(
+        build.build("gradient_flow", {"scale": 1.5, "use_tanh": False}))
 
 
 def test_sampling_types_a_prefix(page: Page, app_url, shots_dir):

@@ -12,7 +12,7 @@ import pytest
 
 from core.notebooks import cli
 from core.labs import LABS, PAGES
-from core.notebooks.cells import settings_of
+from core.notebooks.build import exercise_cells, settings_of
 
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
@@ -104,7 +104,7 @@ def test_each_notebook_runs_draws_its_figures_and_prints_the_pages_numbers(lab, 
         shows += len(module.charts(module.compute(module.Settings(**s)))) - 1
     figures = [o for o in outputs if "application/vnd.plotly.v1+json" in o.get("data", {})]
     assert shows and len(figures) >= shows - sum(c.source.count("if a.horizon is not None") for c in nb.cells)
-    numbers = nb.cells[-1 - len(cli.cells.exercise_cells(page, values.get("act")))]
+    numbers = nb.cells[-1 - len(exercise_cells(page, values.get("act")))]
     out = "".join(o.get("text", "") for o in numbers.outputs if o.get("name") == "stdout")   # may come in pieces
     printed = json.loads(out.strip().splitlines()[-1])
     for name, value in expected(page, settings_of(page, values)).items():
@@ -117,7 +117,7 @@ def test_the_command_writes_the_same_file_as_the_page(tmp_path):
     done = subprocess.run([sys.executable, "-m", "core", "notebook", "forecasting", "--set", "tau=8", "--set",
                            "sigma=0", "--out", str(out)], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    assert out.read_text() == cli.cells.dumps(cli.build("forecasting", {"tau": 8, "sigma": 0.0}))
+    assert out.read_text() == cli.dumps(cli.build("forecasting", {"tau": 8, "sigma": 0.0}))
     nb = nbformat.reads(out.read_text(), as_version=4)
     assert "'tau': 8," in nb.cells[2].source and "'sigma': 0.0," in nb.cells[2].source
     bad = subprocess.run([sys.executable, "-m", "core", "notebook", "forecasting", "--set", "tau=999"], cwd=ROOT,

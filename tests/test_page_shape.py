@@ -32,7 +32,7 @@ def shape_problems(key: str, source: str, draws_charts: bool, module=None) -> li
         problems.append("no main()")
     if 'if __name__ == "__main__":\n    main()' not in source.rstrip()[-40:]:
         problems.append("does not end with: if __name__ == '__main__': main()")
-    header = ("header(lab.KEY)", "lab_page(lab,") if module else (f'header("{key}")',)
+    header = ("header(lab.KEY)", "lab_intro(lab)") if module else (f'header("{key}")',)
     if not any(h in source for h in header) or 'url_state.page("' not in source:
         problems.append("main() does not call header(key) and url_state.page(...)")
     if module:

@@ -1,12 +1,11 @@
 """A lab's controls and the view they move, drawn as one fragment (Forecasting, Sampling, Gradient flow), the page
-around them drawn from the lab's module (lab_page), and its metrics."""
+around them drawn from the lab's module (lab_intro, lab_body), and its metrics."""
 from __future__ import annotations
 
 from typing import Callable, TypeVar
 
 import streamlit as st
 
-from ui import exercises
 from ui.common import cite, controls_beside_view, header, learner_errors, show_source
 from ui.notebook import download_button
 
@@ -34,9 +33,9 @@ def metric_row(metrics: list) -> None:
         column.metric(m.label, m.value, help=m.help or None, delta=m.delta or None, delta_color=m.delta_color)
 
 
-def lab_page(lab, controls: Callable[[], T], view: Callable[[T], None]) -> None:
-    """A lab whose module (core.labs) holds it, drawn: its title, text and formula, the book's section, an
-    assignment's card, its controls beside its view as one fragment, the code it shows, its exercises."""
+def lab_intro(lab) -> None:
+    """A lab whose module (core.labs) holds it: its title, text and formula, and the book's section. The page draws
+    an assignment's card under it (ui.exercises), then lab_body."""
     header(lab.KEY)
     st.markdown(lab.INTRO)
     if lab.FORMULA:
@@ -44,7 +43,10 @@ def lab_page(lab, controls: Callable[[], T], view: Callable[[T], None]) -> None:
     if lab.NOTATION:
         st.caption(lab.NOTATION)
     cite(lab.SECTION)
-    exercises.assignment(lab.KEY)
+
+
+def lab_body(lab, controls: Callable[[], T], view: Callable[[T], None]) -> None:
+    """The lab's controls beside its view as one fragment, then the code it shows. The page draws its exercises
+    under it (ui.exercises): each of the page's parts takes the lab's key from the page, none from another part."""
     lab_fragment(lab.KEY, controls, view)
     show_source(*lab.SOURCE)
-    exercises.section(lab.KEY)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.labs import controls_of
-from core.notebooks import cells, cli
+from core.notebooks import build
 from ui import url_state
 from ui.common import plain
 
@@ -49,14 +49,14 @@ def download_button(page: str, where=None) -> None:
     controls, in the fragment that redraws them)."""
     values = current_values(page)
     try:
-        name = cli.file_name(page, values)
+        name = build.file_name(page, values)
     except ValueError:
-        values, name = {}, cli.file_name(page)
+        values, name = {}, build.file_name(page)
     controls = controls_of(page)
     changed = ", ".join(f"{controls[n].label} = {controls[n].word(v)}" for n, v in values.items()
                         if (v != controls[n].default or page == "training") and n not in FIXED.get(page, {}))
     (where or st.sidebar).download_button(
-        "Download as notebook", data=lambda: cells.dumps(cli.build(page, values)), file_name=name,
+        "Download as notebook", data=lambda: build.dumps(build.build(page, values)), file_name=name,
         mime="application/x-ipynb+json", icon=":material/download:", on_click="ignore", key=f"notebook.{page}",
         help="This page at its current settings as a Jupyter notebook: the same computations, figures, readings "
              "and exercises, to change and run in Jupyter (needs pip install -e . in a clone of RNN Lab). Settings "

@@ -2,7 +2,6 @@
 that call core and draw the page's figures with plotly, the page's readings built by the same functions, the book's
 section, and the lab's exercises as "predict, then run" cells. The top layer of core: it reads the labs' registry.
 
-  cells.py    a notebook from cells: the settings cell, the exercises, nbformat
-  recipes.py  what each lab and act computes and draws, as code cells
+  build.py    a notebook from a lab's module: the settings cell, what the lab computes and draws, the exercises
   cli.py      python -m core notebook LAB [--set KEY=VALUE ...] [--out FILE.ipynb]
 """

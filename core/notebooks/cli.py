@@ -7,29 +7,7 @@ import sys
 from pathlib import Path
 
 from core.labs import PAGES, controls_of
-from core.notebooks import cells, recipes
-
-def pages_with_notebooks() -> list[str]:
-    """Every lab (read from the registry each time) and the chapter."""
-    return [p.key for p in PAGES.values() if p.lab] + ["chapter"]
-
-
-def build(page: str, values: dict | None = None):
-    """The notebook of a lab, or of the chapter's act values['act'], at these settings (by setting name)."""
-    if page not in pages_with_notebooks():
-        raise ValueError(f"No notebook for {page!r}: choose one of {', '.join(pages_with_notebooks())}.")
-    settings = cells.settings_of(page, values)
-    act = settings.get("act") if page == "chapter" else None
-    title = f"The chapter, act {act}" if act else PAGES[page].title
-    section = PAGES["chapter"].module.SECTIONS[act] if act else recipes.section_of(page)
-    nb_cells = cells.header(title, section, cells.settings_cell(page, settings))
-    nb_cells += recipes.cells_of(page, act) + cells.exercise_cells(page, act)
-    return cells.notebook(nb_cells)
-
-
-def file_name(page: str, values: dict | None = None) -> str:
-    settings = cells.settings_of(page, values)
-    return f"rnnlab-{page}" + (f"-act{settings['act']}" if page == "chapter" else "") + ".ipynb"
+from core.notebooks.build import build, dumps, file_name, pages_with_notebooks, settings_of
 
 
 def parse_sets(page: str, pairs: list[str]) -> dict:
@@ -54,7 +32,7 @@ def check_computes(page: str, values: dict) -> None:
     instead of failing inside the notebook."""
     entry = PAGES[page]
     if entry.lab and entry.module is not None and not getattr(entry.module, "TRAINS", False):
-        entry.module.compute(entry.module.Settings(**cells.settings_of(page, values)))
+        entry.module.compute(entry.module.Settings(**settings_of(page, values)))
 
 
 def main(argv: list[str]) -> int:
@@ -71,7 +49,7 @@ def main(argv: list[str]) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     out = Path(args.out or file_name(args.lab, values))
-    out.write_text(cells.dumps(nb), encoding="utf-8")
+    out.write_text(dumps(nb), encoding="utf-8")
     print(f"wrote {out} ({len(nb.cells)} cells): open it in Jupyter, or run it with "
           f"jupyter nbconvert --to notebook --execute {out}")
     return 0
