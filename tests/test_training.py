@@ -193,8 +193,8 @@ def test_book_init_gives_the_fused_rnn_one_hidden_bias_like_the_book():
 def test_a_run_that_cannot_fit_in_memory_is_refused_before_it_starts():
     from core.runs import budget
     big = TrainConfig(hidden_size=2048, batch_size=8192, num_steps=512, num_train=8192, num_val=50, device="cpu")
-    assert budget.estimate_bytes(big, 28) > 50 * 2**30
-    assert budget.estimate_bytes(TrainConfig(), 28) < 2**30          # the book preset fits anywhere
+    assert budget.plan_run(big, 28).need > 50 * 2**30
+    assert budget.plan_run(TrainConfig(), 28).need < 2**30          # the book preset fits anywhere
     reports = []
     with pytest.raises(ValueError, match="Lower the hidden units"):
         T.train(big, TEXT * 40, on_progress=reports.append)
@@ -207,8 +207,8 @@ def test_the_memory_estimate_bounds_a_real_run():
     cfg = TrainConfig(**{**SMALL, "hidden_size": 128, "batch_size": 16, "num_steps": 32})
     net = T.build_model(cfg, 30, torch.device("cpu"))
     weights = sum(p.numel() for p in net.parameters())
-    assert budget.parameters(cfg, 30) == weights
-    assert budget.estimate_bytes(cfg, 30) > 4 * weights * 5
+    assert budget.plan_run(cfg, 30).params == weights
+    assert budget.plan_run(cfg, 30).need > 4 * weights * 5
 
 
 @pytest.mark.parametrize("vocab,hidden,steps", [(28, 32, 32), (1024, 128, 32), (30, 2048, 64), (50_000, 64, 512)])
@@ -230,10 +230,10 @@ def test_the_heap_keeps_what_a_step_frees_and_the_estimate_counts_it():
     assert budget.thresholds(128 << 20) == (256 << 20, 512 << 20)   # the BPE preset's scores: 128 MiB a step
     assert budget.thresholds(4 << 30) == (512 << 20, 1 << 30)        # a huge run keeps at most 1 GiB
     bpe = TrainConfig(tokenizer="bpe", bpe_vocab=1024, embed_dim=64, hidden_size=128, num_train=50_000)
-    assert budget.largest_block(bpe, 1024) == 1024 * 32 * 1024 * 4
-    assert budget.largest_block(TrainConfig(cell="lstm", hidden_size=256), 28) == 1024 * 32 * 256 * 4 * 4
-    smaller = budget.estimate_bytes(bpe, 1024) - budget.kept_bytes(budget.largest_block(bpe, 1024))
-    assert smaller > 0 and budget.estimate_bytes(bpe, 1024) - smaller == 512 << 20
+    assert budget.plan_run(bpe, 1024).largest == 1024 * 32 * 1024 * 4
+    assert budget.plan_run(TrainConfig(cell="lstm", hidden_size=256), 28).largest == 1024 * 32 * 256 * 4 * 4
+    smaller = budget.plan_run(bpe, 1024).need - budget.kept_bytes(budget.plan_run(bpe, 1024).largest)
+    assert smaller > 0 and budget.plan_run(bpe, 1024).need - smaller == 512 << 20
 
 
 def test_stop_skips_a_slow_validation_pass(monkeypatch):

@@ -26,7 +26,7 @@ import torch
 
 from core.checks import check_int
 from core.nn.device import cpu_threads
-from core.nn.fused import log_probs_t, Saved, target_positions, token_states, TokenRNNLoss, put_grads
+from core.nn.fused import block_loss_sum, block_step, put_grads
 from core.nn.interrupt import interruptible
 
 _HEAD = struct.Struct("<cdii")        # operation, the block's weight in the batch's mean, time steps, rows
@@ -46,26 +46,6 @@ def row_blocks(rows: int, blocks: int) -> list[slice]:
     size, extra = divmod(rows, blocks)
     cuts = [k * size + min(k, extra) for k in range(blocks + 1)]
     return [slice(a, b) for a, b in zip(cuts, cuts[1:]) if b > a]
-
-
-def block_step(ids: torch.Tensor, targets: torch.Tensor, params, weight: float):
-    """One block's mean cross-entropy and the gradients of weight x that loss, for (W_ih, the summed bias, W_hh,
-    the output weight, its bias). ids, targets: (T, b) time-major; params as nn.RNN and nn.Linear hold them."""
-    w_ih, b_ih, b_hh, w_hh, head_w, head_b = params
-    ctx = Saved()
-    with torch.no_grad():
-        loss, _ = TokenRNNLoss.forward(ctx, ids, targets, w_ih, b_ih + b_hh, None, w_hh, head_w, head_b)
-        _, _, d_w_ih, d_bias, _, d_w_hh, d_w, d_b = TokenRNNLoss.backward(ctx, weight, None)
-    return float(loss), (d_w_ih, d_bias, d_w_hh, d_w, d_b)
-
-
-def block_loss_sum(ids: torch.Tensor, targets: torch.Tensor, params) -> float:
-    """The summed cross-entropy of one block from zero states (validation), as RNNLM.loss(reduction='sum')."""
-    w_ih, b_ih, b_hh, w_hh, head_w, head_b = params
-    with torch.inference_mode():
-        _, hs = token_states(ids, w_ih, b_ih + b_hh, None, w_hh)
-        logp = log_probs_t(hs.view(-1, hs.shape[-1]), head_w, head_b)
-        return -float(logp.take(target_positions(targets.reshape(-1))).sum())
 
 
 class _Memory:
@@ -256,9 +236,11 @@ class Blocks:
                     results[k] = local(ids[:, s], targets[:, s], shares[k])
         return [(shares[k], results[k]) for k in range(len(slices))]
 
-    def training_loss(self, x: torch.Tensor, y: torch.Tensor):
+    def training_loss(self, x: torch.Tensor, y: torch.Tensor, state=None):
         """A training step over x, y (batch, time): the batch's mean loss, and backward() that puts its gradients
-        into .grad (as RNNLM.training_loss; every window starts from a zero state)."""
+        into .grad (as RNNLM.training_loss; every window starts from a zero state: state must be None)."""
+        if state is not None:
+            raise ValueError("Batch blocks start every window from a zero state: state must be None.")
         parts = self._run(_TRAIN, x.t(), y.t(), lambda i, t, w: block_step(i, t, self.params, w))
         loss, grads = 0.0, None
         for share, part in parts:

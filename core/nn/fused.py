@@ -334,3 +334,24 @@ def linear_cross_entropy(h: torch.Tensor, weight: torch.Tensor, bias: torch.Tens
     logp = log_probs_t(h, weight, bias)
     picked = logp.take(target_positions(targets))
     return -(picked.mean() if reduction == "mean" else picked.sum())
+
+
+def block_step(ids: torch.Tensor, targets: torch.Tensor, params, weight: float):
+    """One block of a batch (core.nn.blocks): its mean cross-entropy and the gradients of weight x that loss, for
+    (W_ih, the summed bias, W_hh, the output weight, its bias). ids, targets: (T, b) time-major; params as nn.RNN
+    and nn.Linear hold them."""
+    w_ih, b_ih, b_hh, w_hh, head_w, head_b = params
+    ctx = Saved()
+    with torch.no_grad():
+        loss, _ = TokenRNNLoss.forward(ctx, ids, targets, w_ih, b_ih + b_hh, None, w_hh, head_w, head_b)
+        _, _, d_w_ih, d_bias, _, d_w_hh, d_w, d_b = TokenRNNLoss.backward(ctx, weight, None)
+    return float(loss), (d_w_ih, d_bias, d_w_hh, d_w, d_b)
+
+
+def block_loss_sum(ids: torch.Tensor, targets: torch.Tensor, params) -> float:
+    """The summed cross-entropy of one block from zero states (validation), as RNNLM.loss(reduction='sum')."""
+    w_ih, b_ih, b_hh, w_hh, head_w, head_b = params
+    with torch.inference_mode():
+        _, hs = token_states(ids, w_ih, b_ih + b_hh, None, w_hh)
+        logp = log_probs_t(hs.view(-1, hs.shape[-1]), head_w, head_b)
+        return -float(logp.take(target_positions(targets.reshape(-1))).sum())

@@ -117,6 +117,10 @@ class RNNLM(nn.Module):
         logits, state = self(tokens, state)
         return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), reduction=reduction), state
 
+    def loss_sum(self, tokens: torch.Tensor, targets: torch.Tensor) -> float:
+        """The summed cross-entropy of the windows (batch, time) from zero states (as Blocks.loss_sum)."""
+        return float(self.loss(tokens, targets, reduction="sum")[0])
+
     def training_loss(self, tokens: torch.Tensor, targets: torch.Tensor, state=None):
         """A training step's mean loss, its final state, and backward(): the function that puts the loss's
         gradients into the parameters' .grad. One tanh layer over one-hot tokens on the CPU is differentiated by

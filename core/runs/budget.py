@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -74,9 +75,9 @@ def release_freed_memory() -> None:
 FLOAT = 4                      # bytes: training works in float32
 
 
-def parameters(config: TrainConfig, vocab_size: int) -> int:
-    return model_parameters(vocab_size, config.hidden_size, config.embed_dim, config.num_layers,
-                            get_cell(config.cell).gates)
+def parameters(config: TrainConfig, vocab_size: int, gates: int) -> int:
+    """The model's parameters, for a cell with `gates` gates."""
+    return model_parameters(vocab_size, config.hidden_size, config.embed_dim, config.num_layers, gates)
 
 
 EVAL_NUMBERS = 1 << 21   # one validation chunk's output-layer scores (and its states): at most 2M numbers (8 MiB)
@@ -96,26 +97,26 @@ def batch_windows(config: TrainConfig) -> int:
     return min(config.batch_size, config.num_train) if config.split == "book" else config.batch_size
 
 
-def largest_block(config: TrainConfig, vocab_size: int) -> int:
+def largest_block(config: TrainConfig, vocab_size: int, gates: int) -> int:
     """Bytes of a training step's largest tensor: the output layer's scores (positions x vocabulary) or a
     layer's states and gates (positions x hidden x gates), whichever is larger."""
-    width = max(vocab_size, config.hidden_size * get_cell(config.cell).gates)
+    width = max(vocab_size, config.hidden_size * gates)
     return batch_windows(config) * config.num_steps * width * FLOAT
 
 
-def estimate_bytes(config: TrainConfig, vocab_size: int) -> int:
+def estimate_bytes(config: TrainConfig, vocab_size: int, gates: int) -> int:
     """A generous estimate of a run's peak memory: weights with their gradients, optimizer state and the two
     copies a run keeps (last good, best), plus the activations one minibatch saves for backpropagation through
     time, its output layer's logits, a validation chunk's logits, and the freed blocks the heap keeps between
     steps (thresholds above)."""
     B = batch_windows(config)
     T, V, h = config.num_steps, vocab_size, config.hidden_size
-    weights = parameters(config, V) * FLOAT * (5 + (2 if config.optimizer == "adam" else 0))
-    per_position = h * config.num_layers * get_cell(config.cell).gates * 3 + 3 * V + (0 if config.embed_dim else V)
+    weights = parameters(config, V, gates) * FLOAT * (5 + (2 if config.optimizer == "adam" else 0))
+    per_position = h * config.num_layers * gates * 3 + 3 * V + (0 if config.embed_dim else V)
     activations = B * T * per_position * FLOAT
     windows = min(chunk_windows(config, V), config.num_val)
     validation = windows * T * V * FLOAT * 2 if config.split == "book" else 16 * 256 * V * FLOAT * 2
-    return int(weights + activations + validation + kept_bytes(largest_block(config, V)))
+    return int(weights + activations + validation + kept_bytes(largest_block(config, V, gates)))
 
 
 def available_bytes(device: torch.device) -> int | None:
@@ -131,9 +132,29 @@ def available_bytes(device: torch.device) -> int | None:
     return None
 
 
-def check_fits(config: TrainConfig, vocab_size: int, device: torch.device, share: float = 0.8) -> int:
-    """The estimate, or ValueError when it is over `share` of the device's free memory."""
-    need = estimate_bytes(config, vocab_size)
+@dataclass(frozen=True)
+class Plan:
+    """What a run's settings come to once its text is tokenized, worked out once (plan_run) and passed down: the
+    vocabulary's size, the model's parameters, the windows one validation chunk holds, the bytes of a step's
+    largest tensor and the run's estimated peak memory."""
+    config: TrainConfig
+    vocab_size: int
+    params: int
+    chunk: int
+    largest: int
+    need: int
+
+
+def plan_run(config: TrainConfig, vocab_size: int) -> Plan:
+    """The run's plan: the cell looked up once, every size from it."""
+    gates = get_cell(config.cell).gates
+    return Plan(config, vocab_size, parameters(config, vocab_size, gates), chunk_windows(config, vocab_size),
+                largest_block(config, vocab_size, gates), estimate_bytes(config, vocab_size, gates))
+
+
+def check_fits(plan: Plan, device: torch.device, share: float = 0.8) -> int:
+    """The plan's memory estimate, or ValueError when it is over `share` of the device's free memory."""
+    need, config = plan.need, plan.config
     free = available_bytes(device)
     if free is not None and need > share * free:
         raise ValueError(f"This run would need about {need / 2**30:.1f} GB of memory, but the {device.type.upper()} has "

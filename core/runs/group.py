@@ -128,7 +128,7 @@ class _Group:
 
     def train(self) -> list[TrainResult]:
         for run in self.runs:
-            start = run.starting_cross_entropy()
+            start = run.cross_entropy("train")
             run.record(0, start)
             run.report(0, start)
         orders = [torch.Generator().manual_seed(c.seed) for c in self.configs]

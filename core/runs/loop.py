@@ -18,7 +18,7 @@ from typing import Callable
 
 import torch
 
-from core.runs.budget import check_fits, chunk_windows, keep_freed_memory, largest_block, release_freed_memory
+from core.runs.budget import Plan, check_fits, chunk_windows, keep_freed_memory, plan_run, release_freed_memory
 from core.runs.config import TrainConfig
 from core.runs.record import HistoryRow, Progress, RunRecord, Status
 from core.text.corpus import load_corpus
@@ -79,12 +79,13 @@ def _train(config: TrainConfig, device: torch.device, text: str | None, on_progr
     try:
         if data is None:
             data = prepare_data(config, load_corpus() if text is None else text)
-        check_fits(config, len(data.vocab), device)
-        keep_freed_memory(largest_block(config, len(data.vocab)))
-        net = build_model(config, len(data.vocab), device)
-        with run_blocks(config, net, device, len(data.vocab), helpers) as blocks, cpu_threads(1 if blocks else 0):
-            run = Run(config, data, net, device, on_progress, report_every, stop_event, blocks)
-            start_ce = run.starting_cross_entropy()
+        plan = plan_run(config, len(data.vocab))   # the sizes every step below uses, worked out once
+        check_fits(plan, device)
+        keep_freed_memory(plan.largest)
+        net = build_model(config, plan.vocab_size, device)
+        with run_blocks(plan, net, device, helpers) as blocks, cpu_threads(1 if blocks else 0):
+            run = Run(config, data, net, device, on_progress, report_every, stop_event, blocks, plan.chunk)
+            start_ce = run.cross_entropy("train")
             run.record(0, start_ce)
             run.report(0, start_ce)
             order = torch.Generator().manual_seed(config.seed)   # the order of the minibatches
@@ -99,14 +100,15 @@ def _train(config: TrainConfig, device: torch.device, text: str | None, on_progr
 
 
 @contextlib.contextmanager
-def run_blocks(config: TrainConfig, net: RNNLM, device: torch.device, vocab_size: int, helpers: bool = True):
+def run_blocks(plan: Plan, net: RNNLM, device: torch.device, helpers: bool = True):
     """The run's batch blocks (core.nn.blocks), with a helper process for each block after the first up to the run's
     CPU threads (none when helpers is False or RNNLAB_BLOCK_HELPERS=0: the same numbers in this process alone);
     None for one block or a model they do not apply to (core.nn.blocks.eligible)."""
+    config = plan.config
     if not in_blocks(config, net, device):
         yield None
         return
-    rows = max(config.batch_size, chunk_windows(config, vocab_size))
+    rows = max(config.batch_size, plan.chunk)
     helpers = helpers and os.environ.get("RNNLAB_BLOCK_HELPERS", "1") != "0"
     processes = torch.get_num_threads() if helpers else 1
     with Blocks(net, config.blocks, processes, -(-rows // config.blocks) * config.num_steps) as blocks:
@@ -154,21 +156,21 @@ def diverged(loss_value: float, blowup: float, step: int) -> Stop | None:
 
 @torch.inference_mode()
 def evaluate(net: RNNLM, data: Data, config: TrainConfig, device: torch.device, streams: int = 16,
-             part: str = "val", blocks: Blocks | None = None) -> float:
+             part: str = "val", blocks: Blocks | None = None, chunk: int = 0) -> float:
     """Mean validation cross-entropy (nats per token). Book split: every window from a zero state, by the run's
     batch blocks (blocks: its helpers; by default this process alone, with the same numbers).
     Whole split: the held-out text as `streams` parallel pieces, state carried across each.
-    part="train" scores (up to 2,048 of) the book split's training windows instead (the start of a run)."""
-    if blocks is None and in_blocks(config, net, device):
-        blocks = Blocks(net, config.blocks)
+    part="train" scores (up to 2,048 of) the book split's training windows instead (the start of a run).
+    chunk: the windows a chunk holds (the run's plan; worked out here when 0)."""
+    path = blocks or (Blocks(net, config.blocks) if in_blocks(config, net, device) else net)
     net.eval()
     total, count = 0.0, 0
     if config.split == "book":
         n = min(2048, len(data.train_x)) if part == "train" else len(data.val_x)
-        chunk = math.ceil(n / math.ceil(n / chunk_windows(config, len(data.vocab))))
+        chunk = math.ceil(n / math.ceil(n / (chunk or chunk_windows(config, len(data.vocab)))))
         for i in range(0, n, chunk):
             x, y = (t.to(device) for t in book_windows(data, part, slice(i, min(n, i + chunk))))
-            total += blocks.loss_sum(x, y) if blocks else float(net.loss(x, y, reduction="sum")[0])
+            total += path.loss_sum(x, y)
             count += y.numel()
     else:
         total, count = stream_cross_entropy(net, data.val_ids, device, streams, chunk=256)
@@ -202,8 +204,10 @@ class Run:
 
     def __init__(self, config: TrainConfig, data: Data, net: RNNLM, device: torch.device,
                  on_progress: Callable[[Progress], None] | None, report_every: float,
-                 stop_event: threading.Event | None = None, blocks: Blocks | None = None):
+                 stop_event: threading.Event | None = None, blocks: Blocks | None = None, chunk: int = 0):
         self.config, self.data, self.net, self.device, self.blocks = config, data, net, device, blocks
+        self.path = blocks or net          # what computes a batch's loss: the run's blocks, or the model itself
+        self.chunk = chunk                 # windows per validation chunk (its plan; 0: evaluate works it out)
         self.params = [p for p in net.parameters() if p.requires_grad]
         self.total_steps = steps_per_epoch(data, config) * config.epochs
         self.opt, self.sched = make_optimizer(self.params, config, self.total_steps)
@@ -251,8 +255,7 @@ class Run:
         abandoned before the update: the weights are those of the last finished step)."""
         try:
             with interruptible(self.stop_event):
-                loss, state, backward = (self.blocks.training_loss(x, y) if self.blocks else
-                                         self.net.training_loss(x, y, state))
+                loss, state, backward = self.path.training_loss(x, y, state)
                 loss_value = float(loss.detach())
                 stop = diverged(loss_value, self.blowup, self.step)
                 if stop is None:
@@ -288,32 +291,25 @@ class Run:
         finally:
             self.net.train()
 
-    def starting_cross_entropy(self) -> float:
-        """The training loss before any step (book split; NaN for the whole corpus or when stopped meanwhile)."""
-        if self.config.split != "book":
+    def cross_entropy(self, part: str = "val") -> float:
+        """The held-out loss (part "val"), or the training loss before any step (part "train": the book split only,
+        NaN otherwise). A Stop arriving during the pass ends it (NaN), except a validation after a Stop: the epoch
+        loop has already judged that pass quick enough to run, so it runs to the end."""
+        if part == "train" and self.config.split != "book":
             return math.nan
-        try:
-            with interruptible(self.stop_event):
-                return evaluate(self.net, self.data, self.config, self.device, part="train", blocks=self.blocks)
-        except Interrupted:
-            self.net.train()
-            return math.nan
-
-    def validation_cross_entropy(self) -> float:
-        """The validation loss; a Stop arriving during the pass ends it (NaN). After a Stop, the epoch loop has
-        already judged the pass quick enough to run, so it runs to the end."""
-        stopped = self.stop_event is not None and self.stop_event.is_set()
+        stopped = part == "val" and self.stop_event is not None and self.stop_event.is_set()
         try:
             with interruptible(None if stopped else self.stop_event):
-                return evaluate(self.net, self.data, self.config, self.device, blocks=self.blocks)
-        except Interrupted:  # Stop during validation: the row is kept without it
+                return evaluate(self.net, self.data, self.config, self.device, part=part, blocks=self.blocks,
+                                chunk=self.chunk)
+        except Interrupted:  # a Stop during the pass: the row is kept without it
             self.net.train()
             return math.nan
 
     def record(self, epoch: int, train_ce: float, validate: bool = True) -> None:
         """Validate, sample and add a row to the history (and keep the best weights so far)."""
         t0 = time.perf_counter()
-        val_ce = self.validation_cross_entropy() if validate else math.nan
+        val_ce = self.cross_entropy() if validate else math.nan
         self.val_seconds = time.perf_counter() - t0 if validate else self.val_seconds
         elapsed = time.perf_counter() - self.started
         self.history.append(HistoryRow(

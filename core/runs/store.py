@@ -118,9 +118,9 @@ def save(result, key: str, root: Path | None = None) -> StoredRun:
 def check_space(config: TrainConfig, root: Path | None = None) -> None:
     """ValueError when the store's disk has too little room to save this run (its weights at most 256 token
     types for characters, with JSON and CSV beside them), before any time is spent training it."""
-    from core.runs.budget import FLOAT, parameters
+    from core.runs.budget import FLOAT, plan_run
     vocab = config.bpe_vocab if config.tokenizer == "bpe" else 256
-    need = FLOAT * parameters(config, vocab) + 2 * config.epochs * 2_000 + 5_000_000
+    need = FLOAT * plan_run(config, vocab).params + 2 * config.epochs * 2_000 + 5_000_000
     root = root or store_root()
     try:
         root.mkdir(parents=True, exist_ok=True)
