@@ -156,13 +156,15 @@ def diverged(loss_value: float, blowup: float, step: int) -> Stop | None:
 
 @torch.inference_mode()
 def evaluate(net: RNNLM, data: Data, config: TrainConfig, device: torch.device, streams: int = 16,
-             part: str = "val", blocks: Blocks | None = None, chunk: int = 0) -> float:
+             part: str = "val", path: Blocks | RNNLM | None = None, chunk: int = 0) -> float:
     """Mean validation cross-entropy (nats per token). Book split: every window from a zero state, by the run's
-    batch blocks (blocks: its helpers; by default this process alone, with the same numbers).
+    path: the run's (its batch blocks with their helpers, or the model); by default the blocks in this process
+    alone, with the same numbers, where the run has them, else the model.
     Whole split: the held-out text as `streams` parallel pieces, state carried across each.
     part="train" scores (up to 2,048 of) the book split's training windows instead (the start of a run).
     chunk: the windows a chunk holds (the run's plan; worked out here when 0)."""
-    path = blocks or (Blocks(net, config.blocks) if in_blocks(config, net, device) else net)
+    if path is None:
+        path = Blocks(net, config.blocks) if in_blocks(config, net, device) else net
     net.eval()
     total, count = 0.0, 0
     if config.split == "book":
@@ -206,8 +208,8 @@ class Run:
                  on_progress: Callable[[Progress], None] | None, report_every: float,
                  stop_event: threading.Event | None = None, blocks: Blocks | None = None, chunk: int = 0):
         self.config, self.data, self.net, self.device, self.blocks = config, data, net, device, blocks
-        self.path = blocks or net          # what computes a batch's loss: the run's blocks, or the model itself
-        self.chunk = chunk                 # windows per validation chunk (its plan; 0: evaluate works it out)
+        self.path = net if blocks is None else blocks   # what computes a batch's loss: its blocks, or the model
+        self.chunk = chunk                              # windows per validation chunk (its plan; 0: evaluate's)
         self.params = [p for p in net.parameters() if p.requires_grad]
         self.total_steps = steps_per_epoch(data, config) * config.epochs
         self.opt, self.sched = make_optimizer(self.params, config, self.total_steps)
@@ -300,7 +302,7 @@ class Run:
         stopped = part == "val" and self.stop_event is not None and self.stop_event.is_set()
         try:
             with interruptible(None if stopped else self.stop_event):
-                return evaluate(self.net, self.data, self.config, self.device, part=part, blocks=self.blocks,
+                return evaluate(self.net, self.data, self.config, self.device, part=part, path=self.path,
                                 chunk=self.chunk)
         except Interrupted:  # a Stop during the pass: the row is kept without it
             self.net.train()
