@@ -9,17 +9,21 @@ from ui import serve
 serve.imports_done()   # python -m ui.serve imports torch and the rest while the server starts: wait for them
 
 from core import __version__  # noqa: E402
+from core.i18n import _  # noqa: E402
 from core.labs import PAGES  # noqa: E402
+from ui import lang  # noqa: E402
 from ui.sidebar import device_label  # noqa: E402
 
 st.set_page_config(page_title="RNN Lab", page_icon=":material/autorenew:", layout="wide",
                    menu_items={"About": f"RNN Lab {__version__}: an interactive lab for recurrent neural networks."})
 
-# The menu, from the registry (core.labs.PAGES): the chapter (the home page), exercises and class, then the labs.
-menu = {"RNN Lab": [], "Labs": []}
+# The menu, from the registry (core.labs.PAGES): the chapter (the home page), exercises and class, then the labs; in
+# the language of the address, the session or the cookie (ui.lang).
+lang.arrive()
+menu = {"RNN Lab": [], _("Labs"): []}
 for entry in PAGES.values():
-    menu["Labs" if entry.lab else "RNN Lab"].append(
-        st.Page(entry.path, title=entry.title, icon=entry.icon, default=entry.key == "chapter"))
+    menu[_("Labs") if entry.lab else "RNN Lab"].append(
+        st.Page(entry.path, title=_(entry.title), icon=entry.icon, default=entry.key == "chapter"))
 st.set_option("client.showSidebarNavigation", True)   # the config hides the pages/ folder's menu until here
 nav = st.navigation(menu)
 
@@ -73,8 +77,9 @@ st.markdown("<style id='rnnlab-styles'>[data-testid='stElementContainer']:has(#r
             "overflow-wrap: anywhere !important; } [data-testid='stTable'] th * { overflow-wrap: normal !important; }"
             "</style>", unsafe_allow_html=True)
 
+lang.switch()
 with st.sidebar:
-    st.caption(f"Training device: **{device_label()}**")
+    st.caption(_("Training device: **{device}**").format(device=device_label()))
     st.caption(f"RNN Lab v{__version__}")
 
 nav.run()

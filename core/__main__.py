@@ -1,4 +1,4 @@
-"""One entry point for the command-line tools: python -m core {verify,train,pretrain,passage,exercises,notebook,classroom,gates} [options]."""
+"""One entry point for the command-line tools: python -m core {verify,train,pretrain,passage,exercises,notebook,classroom,gates,catalog} [options]."""
 import os
 import sys
 
@@ -13,6 +13,7 @@ commands:
   notebook   a lab, or an act of the chapter, as a Jupyter notebook at chosen settings (see --help)
   classroom  check the class records file, or set a damaged one aside (check | set-aside)
   gates      rebuild the memory task's stored comparison of the RNN, GRU and LSTM in assets/ (seconds)
+  catalog    extract the strings to translate into core/i18n/locale and list what a language's catalog lacks
 """
 
 
@@ -35,6 +36,8 @@ def main(argv: list[str]) -> int:
         from core.notebooks.cli import main as run
     elif command == "gates":
         from core.nn.memory_store import main as run
+    elif command == "catalog":
+        from core.i18n.catalog import main as run
     elif command == "classroom":
         from core.classroom.cli import main as run
     else:

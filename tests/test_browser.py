@@ -526,3 +526,30 @@ def resume_code_moves(browser, app_url: str, ana: Page) -> None:
     wait_until(lambda: any(c["name"] == "rnnlab_me" and c["value"] for c in phone.context.cookies()),
                "the new device's browser never kept the learner", phone)      # so a reload there finds her too
     phone.context.close()
+
+
+def test_the_language_follows_the_address_the_menu_the_switch_and_the_cookie(page: Page, app_url, shots_dir):
+    """Issue 66: ?lang=zh shows a translated page in Chinese (its <html lang> says so); the menu keeps the language;
+    the sidebar's switch changes it; the cookie brings it back on a new visit."""
+    sidebar = page.locator("[data-testid='stSidebar']")
+    try:
+        page.goto(app_url + "/forecasting?lang=zh")
+        expect(page.get_by_role("heading", name=re.compile("序列预测"))).to_be_visible(timeout=30_000)
+        expect(page.locator("html")).to_have_attribute("lang", "zh-Hans", timeout=15_000)
+        expect(page.get_by_text("单步预测均方误差（测试区间）")).to_be_visible()
+        page.screenshot(path=str(shots_dir / "forecasting-zh.png"), full_page=True)
+        sidebar.locator("[data-testid='stSidebarNav']").get_by_text("采样", exact=True).click()
+        expect(page.get_by_role("heading", name=re.compile("采样"))).to_be_visible(timeout=30_000)
+        expect(page.get_by_text(re.compile("本页尚未翻译"))).to_be_visible()
+        expect(page).to_have_url(re.compile(r"[?&]lang=zh(&|$)"), timeout=15_000)
+        sidebar.get_by_text("English", exact=True).click()
+        expect(page.get_by_role("heading", name=re.compile("Sampling"))).to_be_visible(timeout=30_000)
+        expect(page).not_to_have_url(re.compile(r"lang="), timeout=15_000)
+        sidebar.get_by_text("中文", exact=True).click()
+        expect(page.get_by_role("heading", name=re.compile("采样"))).to_be_visible(timeout=30_000)
+        expect(page).to_have_url(re.compile(r"[?&]lang=zh(&|$)"), timeout=15_000)
+        page.goto(app_url + "/forecasting")              # a new visit, no lang= in the address: the cookie's
+        expect(page.get_by_role("heading", name=re.compile("序列预测"))).to_be_visible(timeout=30_000)
+        no_exception(page)
+    finally:
+        page.context.clear_cookies(name="rnnlab_lang")   # the other tests meet the app in English

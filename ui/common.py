@@ -10,6 +10,7 @@ from typing import Callable, TypeVar
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
+from core.i18n import _
 from core.labs import BOOK as BOOK_EDITION, CHAPTERS, PAGES, Page, citation
 
 T = TypeVar("T")
@@ -47,13 +48,13 @@ def plain(text: object, limit: int = MAX_SHOWN) -> str:
 def time_left(done: float, spent: float) -> str:
     """', about N s left' for a progress text, from the share done and the seconds spent; '' until a tenth is done
     (an estimate from the first moments would mislead)."""
-    return f", about {spent * (1 - done) / done:.0f} s left" if done > 0.1 else ""
+    return _(", about {seconds:.0f} s left").format(seconds=spent * (1 - done) / done) if done > 0.1 else ""
 
 
 def header(key: str) -> Page:
     """The top of a page: its title and icon from the registry, core.labs.PAGES (written nowhere else)."""
     entry = PAGES[key]
-    st.title(f"{entry.icon} {entry.title}")
+    st.title(f"{entry.icon} {_(entry.title)}")
     return entry
 
 
@@ -63,7 +64,7 @@ def controls_beside_view(controls: Callable[[], T],
     wide view column. Returns the settings and the view column. below() draws under the controls."""
     left, view = st.columns([1, 3], gap="large")
     with left, st.container(key="lab-controls"):   # on a phone: a scrolling panel right above the view (app.py)
-        st.subheader("Controls")
+        st.subheader(_("Controls"))
         settings = controls()
         if below is not None:
             below()
@@ -90,9 +91,9 @@ def deeper(lab_key: str, text: str, **controls) -> None:
     lab_link(entry, f"{text}: the {entry.title} lab", url_query(lab_key, controls))
 
 
-def show_source(*objects, title: str = "The code behind this figure") -> None:
+def show_source(*objects, title: str = "") -> None:
     """An expander with the real source of the core functions the page calls."""
-    with st.expander(title):
+    with st.expander(title or _("The code behind this figure")):
         for obj in objects:
             st.code(_source(obj), language="python", wrap_lines=True)   # a phone wraps long lines, never cuts them
 
@@ -115,4 +116,5 @@ def learner_errors():
 
 def cite(section: str) -> None:
     words, url = citation(section)
-    st.caption(f"Follows {words} ([d2l.ai]({url})). Explanations here are our own.")
+    st.caption(_("Follows {words} ([{site}]({url})). Explanations here are our own.").format(
+        words=words, site=url.split("/")[2], url=url))

@@ -26,6 +26,7 @@ from core.exercises import cache as exercise_cache
 from ui import learner, url_state
 from ui.attempts import keep, progress, waiting
 from core.figures import iso_time
+from core.i18n import _, current
 from ui.common import plain, time_left
 
 MAX_PROGRESS_BYTES = 100_000
@@ -33,8 +34,8 @@ MAX_PROGRESS_BYTES = 100_000
 
 def hint(ex: core_ex.Exercise) -> None:
     """The hint behind a switch; opening it is recorded with the learner's next attempt."""
-    if st.toggle("Show the hint", key=f"ex.{ex.key}.hint"):
-        st.markdown(plain(ex.hint, 400))
+    if st.toggle(_("Show the hint"), key=f"ex.{ex.key}.hint"):
+        st.markdown(plain(_(ex.hint), 400))
         if not st.session_state.get(f"ex.{ex.key}.hint_kept"):
             token = learner.ensure()
             try:
@@ -45,10 +46,15 @@ def hint(ex: core_ex.Exercise) -> None:
                 pass
 
 
-@functools.lru_cache(maxsize=256)      # not st.cache_data: a training check draws its progress while it computes
 def solution(key: str, settings_json: str) -> core_ex.Solution:
     """An exercise run with these settings (the same settings give the same numbers: cached in this process, and
-    on disk for every process of the server and after a restart, core.exercises.cache)."""
+    on disk for every process of the server and after a restart, core.exercises.cache), explained in the page's
+    language."""
+    return _solution(key, settings_json, current())
+
+
+@functools.lru_cache(maxsize=256)      # not st.cache_data: a training check draws its progress while it computes
+def _solution(key: str, settings_json: str, lang: str) -> core_ex.Solution:
     return exercise_cache.solve(BANK[key], json.loads(settings_json))
 
 
@@ -72,8 +78,8 @@ def _cancel(key: str, toggle: str | None) -> None:
 def _solve(ex: core_ex.Exercise, settings: dict | None = None, toggle: str | None = None) -> core_ex.Solution:
     key = json.dumps({**ex.settings, **(settings or {})}, sort_keys=True)
     last = _took().get((ex.key, key))
-    wait = f" (it took {last:.0f} s the last time on this server)" if last and last >= 1 else ""
-    with st.spinner(f"Running the lab's computation{wait} ..."):
+    with st.spinner(_("Running the lab's computation (it took {seconds:.0f} s the last time on this server) ...").format(
+            seconds=last) if last and last >= 1 else _("Running the lab's computation ...")):
         t0, bar, stop = time.perf_counter(), st.empty(), st.empty()
         bar_shown: list = []   # the Cancel button is drawn with the first progress report, once
 
@@ -81,10 +87,11 @@ def _solve(ex: core_ex.Exercise, settings: dict | None = None, toggle: str | Non
             done = p.step / p.total_steps if p.total_steps else 0.0
             left = time_left(done, time.perf_counter() - t0)
             if not bar_shown:
-                stop.button("Cancel", key=f"ex.{ex.key}.cancel.{'other' if toggle else 'check'}",
+                stop.button(_("Cancel"), key=f"ex.{ex.key}.cancel.{'other' if toggle else 'check'}",
                             icon=":material/cancel:", on_click=_cancel, args=(ex.key, toggle))
                 bar_shown.append(True)
-            bar.progress(min(done, 1.0), text=f"Training for this check: epoch {p.epoch}, {100 * done:.0f}%{left}")
+            bar.progress(min(done, 1.0), text=_("Training for this check: epoch {epoch}, {percent:.0f}%{left}").format(
+                epoch=p.epoch, percent=100 * done, left=left))
         watching = core_ex.REPORT.set(progress)
         try:
             sol = solution(ex.key, key)
@@ -122,8 +129,9 @@ def assigned(lab: str) -> core_ex.Exercise | None:
     """The same, saying so when the URL names an exercise this lab does not have."""
     ex = assigned_quietly(lab)
     if ex is None and Url.EXERCISE in st.query_params:
-        st.warning(f"The link names an exercise {plain(st.query_params[Url.EXERCISE], 40)} that this lab does not have (it "
-                   "may be from an older version): showing the lab and all its exercises instead.",
+        st.warning(_("The link names an exercise {key} that this lab does not have (it may be from an older version): "
+                     "showing the lab and all its exercises instead.").format(
+                         key=plain(st.query_params[Url.EXERCISE], 40)),
                    icon=":material/warning:")
     return ex
 
@@ -132,7 +140,7 @@ def hold_figures(lab: str) -> None:
     """Stop the page here while an assigned exercise waits for its first answer (the figures would give it away)."""
     ex = assigned_quietly(lab)
     if ex is not None and ex.key not in progress():
-        st.info("Answer the exercise above and press **Check** first: the lab's figures appear after that.",
+        st.info(_("Answer the exercise above and press **Check** first: the lab's figures appear after that."),
                 icon=":material/lock:")
         st.stop()
 
@@ -160,16 +168,17 @@ def link(ex: core_ex.Exercise, hide: list[str] | tuple = ()) -> str:
 def _answer_widget(ex: core_ex.Exercise):
     key = f"ex.{ex.key}.answer"
     if ex.kind == core_ex.CHOICE:
-        return st.radio("Your answer", ex.options, index=None, key=key)
-    return st.number_input(f"Your answer{' (' + ex.unit + ')' if ex.unit else ''}", value=None, key=key,
-                           format="%.6g", help=f"Graded {core_ex.tolerance_text(ex)} of what the lab computes.")
+        return st.radio(_("Your answer"), ex.options, index=None, key=key, format_func=_)
+    return st.number_input(_("Your answer") + (f" ({ex.unit})" if ex.unit else ""), value=None, key=key,
+                           format="%.6g", help=_("Graded {tolerance} of what the lab computes.").format(
+                               tolerance=core_ex.tolerance_text(ex)))
 
 
 def _show_solution(ex: core_ex.Exercise, sol: core_ex.Solution) -> None:
     st.markdown(plain(sol.explanation, 800))
     if sol.numbers:
-        st.dataframe(pd.DataFrame({"what the run measured": list(sol.numbers),
-                                   "value": [f"{v:.6g}" if isinstance(v, float) else str(v)
+        st.dataframe(pd.DataFrame({_("what the run measured"): list(sol.numbers),
+                                   _("value"): [f"{v:.6g}" if isinstance(v, float) else str(v)
                                              for v in sol.numbers.values()]}), hide_index=True)
 
 
@@ -198,14 +207,14 @@ def card(ex: core_ex.Exercise, where: str = "lab") -> None:
     seen(ex)
     card_at = st.session_state.setdefault(_CARD_AT, {}).setdefault((ex.key, where, ex.lab), time.time())
     with st.container(border=True):
-        st.markdown(f"**{plain(ex.question, 400)}**")
+        st.markdown(f"**{plain(_(ex.question), 400)}**")
         answer = _answer_widget(ex)
         hint(ex)
         if assigned_quietly(ex.lab) is None and st.button(
-                "Open it on its own: the lab set up for it, figures hidden until you check", key=f"ex.{ex.key}.open",
+                _("Open it on its own: the lab set up for it, figures hidden until you check"), key=f"ex.{ex.key}.open",
                 icon=":material/open_in_new:", type="tertiary"):
             url_state.open_here(*OPEN_ON_ITS_OWN[ex.key])   # the card sits on its lab
-        if st.button("Check", key=f"ex.{ex.key}.check", disabled=answer is None, type="primary"):
+        if st.button(_("Check"), key=f"ex.{ex.key}.check", disabled=answer is None, type="primary"):
             try:
                 sol = _solve(ex)
                 graded = core_ex.grade(ex, answer, sol)
@@ -218,7 +227,7 @@ def card(ex: core_ex.Exercise, where: str = "lab") -> None:
             st.rerun()  # redraw the page: an assignment's figures appear now
         if st.session_state.get(CANCELLED) == ex.key:
             del st.session_state[CANCELLED]
-            st.info("Cancelled: the check's run was stopped and nothing was recorded. Check again when you like.",
+            st.info(_("Cancelled: the check's run was stopped and nothing was recorded. Check again when you like."),
                     icon=":material/info:")
         done = progress().get(ex.key)
         if done is None:
@@ -227,20 +236,27 @@ def card(ex: core_ex.Exercise, where: str = "lab") -> None:
         latest = done.get("latest", done["answer"])
         good = core_ex.grade(ex, latest, sol)
         (st.success if good.correct else st.error)(
-            f"You answered {plain(latest)}. {good.message}",
+            _("You answered {answer}. {grade}").format(answer=plain(_(latest) if isinstance(latest, str) else latest),
+                                                       grade=good.message),
             icon=":material/check_circle:" if good.correct else ":material/cancel:")
         if (why := waiting(ex.key)) is not None:
-            st.warning(f"Not saved on the server yet: {plain(why, 500)} Your answer is kept in this tab and is saved "
-                       "as soon as the records can take it: keep this tab open (the Exercises page also downloads "
-                       "your progress).", icon=":material/cloud_off:")
+            st.warning(_("Not saved on the server yet: {why} Your answer is kept in this tab and is saved as soon as the "
+                         "records can take it: keep this tab open (the Exercises page also downloads your progress)."
+                         ).format(why=plain(why, 500)), icon=":material/cloud_off:")
         if done.get("tries", 1) > 1:
-            st.caption(f"Your first answer, the one your score counts: {plain(done['answer'])} "
-                       f"({'right' if done['correct'] else 'not right'}); {done['tries']} tries in all.")
+            first = done["answer"]
+            first = plain(_(first) if isinstance(first, str) else first)
+            st.caption((_("Your first answer, the one your score counts: {answer} (right); {tries} tries in all.")
+                        if done["correct"] else
+                        _("Your first answer, the one your score counts: {answer} (not right); {tries} tries in all.")
+                        ).format(answer=first, tries=done["tries"]))
         _show_solution(ex, sol)
-        if ex.other and st.toggle(f"Try the other setting: {ex.other_label}", key=f"ex.{ex.key}.other"):
+        if ex.other and st.toggle(_("Try the other setting: {setting}").format(setting=_(ex.other_label)),
+                                  key=f"ex.{ex.key}.other"):
             other = _solve(ex, ex.other, toggle=f"ex.{ex.key}.other")
-            shown = other.answer if ex.kind == core_ex.CHOICE else f"{other.answer:.4g}"
-            st.markdown(f"With {plain(ex.other_label)} the answer is **{plain(shown)}**.")
+            shown = _(other.answer) if ex.kind == core_ex.CHOICE else f"{other.answer:.4g}"
+            st.markdown(_("With {setting} the answer is **{answer}**.").format(setting=plain(_(ex.other_label)),
+                                                                                answer=plain(shown)))
             _show_solution(ex, other)
 
 
@@ -251,9 +267,9 @@ def section(lab: str, act: int | None = None) -> None:
     exs = [ex for ex in for_lab(lab, act) if assigned_ex is None or ex.key != assigned_ex.key]
     if not exs:
         return
-    st.header("Exercises")
-    st.caption("Answer first, then press Check: the lab runs the computation and grades your answer from its "
-               "numbers. Your answers are listed on the Exercises page.")
+    st.header(_("Exercises"))
+    st.caption(_("Answer first, then press Check: the lab runs the computation and grades your answer from its "
+                 "numbers. Your answers are listed on the Exercises page."))
     for ex in exs:
         card(ex)
 
@@ -262,10 +278,11 @@ def assignment(lab: str) -> None:
     """At the top of a lab: the exercise a teacher's link assigns."""
     ex = assigned(lab)
     if ex is not None:
-        st.subheader("Your exercise")
+        st.subheader(_("Your exercise"))
         fixed = sorted(url_state.hidden_names())
         if fixed:
-            st.caption(f"Your teacher's link fixes these controls: {plain(', '.join(fixed), 200)}.")
+            st.caption(_("Your teacher's link fixes these controls: {controls}.").format(
+                controls=plain(', '.join(fixed), 200)))
         card(ex, "assignment")
 
 

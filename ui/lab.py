@@ -6,6 +6,8 @@ from typing import Callable, TypeVar
 
 import streamlit as st
 
+from core.i18n import _
+from ui import lang
 from ui.common import cite, controls_beside_view, header, learner_errors, show_source
 from ui.notebook import download_button
 
@@ -19,6 +21,7 @@ def lab_fragment(page: str, controls: Callable[[], T], view: Callable[[T], None]
     inside the fragment (a fragment cannot draw in the sidebar), so it always carries the settings on screen.
     view(settings) draws the view column."""
     def lab() -> None:
+        lang.apply()             # a fragment's own rerun does not pass through the page's top
         with learner_errors():   # a fragment's own reruns do not pass through the page's
             settings, where = controls_beside_view(controls, below=lambda: download_button(page, where=st))
             with where:
@@ -37,11 +40,11 @@ def lab_intro(lab) -> None:
     """A lab whose module (core.labs) holds it: its title, text and formula, and the book's section. The page draws
     an assignment's card under it (ui.exercises), then lab_body."""
     header(lab.KEY)
-    st.markdown(lab.INTRO)
+    st.markdown(_(lab.INTRO))
     if lab.FORMULA:
         st.latex(lab.FORMULA)
     if lab.NOTATION:
-        st.caption(lab.NOTATION)
+        st.caption(_(lab.NOTATION))
     cite(lab.SECTION)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core import classroom
+from core.i18n import _
 from core.labs import Url
 from ui.common import plain
 
@@ -134,7 +135,7 @@ def _go_on(code: str) -> None:
     """The resume form's Go on: become the learner whose code this is (typed by the learner: never a link)."""
     wrong = st.session_state.get(_WRONG, 0)
     if wrong >= WRONG_CODES:
-        st.error("Too many codes that fit no one: ask your teacher for yours.", icon=":material/error:")
+        st.error(_("Too many codes that fit no one: ask your teacher for yours."), icon=":material/error:")
         return
     try:
         token = classroom.by_resume(code)
@@ -143,8 +144,8 @@ def _go_on(code: str) -> None:
         return
     if token is None:
         st.session_state[_WRONG] = wrong + 1
-        st.error("No learner has that resume code: check it (8 letters and digits, as your sidebar showed it "
-                 "on the other device), or ask your teacher.", icon=":material/error:")
+        st.error(_("No learner has that resume code: check it (8 letters and digits, as your sidebar showed it on the "
+                   "other device), or ask your teacher."), icon=":material/error:")
         return
     st.session_state.pop(_FORGOTTEN, None)
     become(token)      # the cookie follows on the next run (arrive): this run's frame goes with the rerun
@@ -158,17 +159,19 @@ def badge() -> None:
     with st.sidebar:
         if who is not None:
             if who.class_id is not None:
-                st.caption(f"Answering as **{plain(who.name, 60)}** in class {plain(who.class_name, 60)}.")
+                st.caption(_("Answering as **{name}** in class {group}.").format(name=plain(who.name, 60),
+                                                                                  group=plain(who.class_name, 60)))
             else:
-                st.caption("Your answers are kept on this server, found again by this browser.")
+                st.caption(_("Your answers are kept on this server, found again by this browser."))
             if code := _resume_code(who):
-                st.caption(f"Your resume code: **{code}**. Type it on another device to go on with your answers "
-                           "there; keep it to yourself.")
-        with st.expander("Go on from another device", icon=":material/devices:"):
+                st.caption(_("Your resume code: **{code}**. Type it on another device to go on with your answers "
+                             "there; keep it to yourself.").format(code=code))
+        with st.expander(_("Go on from another device"), icon=":material/devices:"):
             with st.form("learner.resume", border=False):
-                code = st.text_input("Your resume code", max_chars=12, placeholder="ABCD-EFGH", key="learner.code")
-                if st.form_submit_button("Go on as that learner", icon=":material/login:"):
+                code = st.text_input(_("Your resume code"), max_chars=12, placeholder="ABCD-EFGH", key="learner.code")
+                if st.form_submit_button(_("Go on as that learner"), icon=":material/login:"):
                     _go_on(code)
-        if who is not None and st.button("Not you? Forget me here", key="learner.forget", icon=":material/logout:"):
+        if who is not None and st.button(_("Not you? Forget me here"), key="learner.forget",
+                                         icon=":material/logout:"):
             forget()
             st.rerun()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core.i18n import _, listing
 from core.labs import controls_of
 from core.notebooks import build
 from ui import url_state
@@ -53,11 +54,11 @@ def download_button(page: str, where=None) -> None:
     except ValueError:
         values, name = {}, build.file_name(page)
     controls = controls_of(page)
-    changed = ", ".join(f"{controls[n].label} = {controls[n].word(v)}" for n, v in values.items()
+    changed = listing(f"{_(controls[n].label)} = {controls[n].word(v)}" for n, v in values.items()
                         if (v != controls[n].default or page == "training") and n not in FIXED.get(page, {}))
     (where or st.sidebar).download_button(
-        "Download as notebook", data=lambda: build.dumps(build.build(page, values)), file_name=name,
+        _("Download as notebook"), data=lambda: build.dumps(build.build(page, values)), file_name=name,
         mime="application/x-ipynb+json", icon=":material/download:", on_click="ignore", key=f"notebook.{page}",
-        help="This page at its current settings as a Jupyter notebook: the same computations, figures, readings "
-             "and exercises, to change and run in Jupyter (needs pip install -e . in a clone of RNN Lab). Settings "
-             f"other than the defaults: {plain(changed or 'none', 400)}.")
+        help=_("This page at its current settings as a Jupyter notebook: the same computations, figures, readings "
+               "and exercises, to change and run in Jupyter (needs pip install -e . in a clone of RNN Lab). Settings "
+               "other than the defaults: {changed}.").format(changed=plain(changed or _("none"), 400)))

@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core.figures import Chart, figure_csv
+from core.i18n import _
 
 # Plotly's toolbar puts eight Tab stops on every chart; a learner needs none of them (zoom is a drag, reset a
 # double click), so it is off everywhere.
@@ -31,7 +32,7 @@ def show(fig: go.Figure, summary: str, key: str, where=None) -> None:
     where.plotly_chart(fig, width="stretch", config=CONFIG, alt=summary, key=f"chart.{key}")
     where.caption(plain(summary, 1200))
     # deferred: the CSV is written only when a learner clicks, not on every rerun
-    where.download_button("Data (.csv)", lambda f=fig: figure_csv(f), file_name=f"{re.sub(r'[^a-z0-9_-]+', '-', key.lower())}.csv",
+    where.download_button(_("Data (.csv)"), lambda f=fig: figure_csv(f), file_name=f"{re.sub(r'[^a-z0-9_-]+', '-', key.lower())}.csv",
                           mime="text/csv", key=f"csv.{key}", on_click="ignore", type="tertiary",
                           icon=":material/download:")
 

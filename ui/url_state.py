@@ -14,6 +14,7 @@ from typing import Any, Callable, Sequence
 
 import streamlit as st
 
+from core.i18n import _
 from core.labs import Url
 from core.settings import Setting, as_text
 from ui.common import plain
@@ -28,9 +29,12 @@ def page(namespace: str) -> None:
     learner is found again from this browser (ui.learner), never from the address."""
     from ui import learner
     ensure_navigation()
+    from ui import lang
     st.session_state["_rnnlab_ns"] = namespace
+    lang.arrive()
     learner.arrive()
     learner.badge()
+    lang.untranslated(namespace)
 
 
 def _kept() -> dict:
@@ -74,8 +78,9 @@ def _init(s: Setting) -> str:
         try:
             value = s.parse(raw)
         except ValueError as exc:
-            st.warning(f"Ignored the URL value {plain(s.key, 40)}={plain(repr(raw), 40)}: {plain(exc, 200)} "
-                       f"Using {plain(as_text(value))} instead.", icon=":material/warning:")
+            st.warning(_("Ignored the URL value {key}={raw}: {why} Using {value} instead.").format(
+                key=plain(s.key, 40), raw=plain(repr(raw), 40), why=plain(exc, 200), value=plain(as_text(value))),
+                icon=":material/warning:")
     st.session_state[key] = value
     return key
 
@@ -177,7 +182,8 @@ def draw(s: Setting, *, lo: float | None = None, hi: float | None = None, choice
     key = _init(s)
     st.session_state[key] = _in_range(s, st.session_state[key])
     if s.key not in hidden_names():
-        widget_options.setdefault("help", s.help or None)
+        widget_options.setdefault("help", _(s.help) if s.help else None)
+        s = replace(s, label=_(s.label))
         if s.words and "format_func" not in widget_options:
             widget_options["format_func"] = s.word
         WIDGETS[_widget(s)](s, key, widget_options)

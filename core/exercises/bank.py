@@ -4,31 +4,32 @@ Every solver runs core code with its settings; none returns a stored answer. The
 from __future__ import annotations
 
 from core.exercises.types import CHOICE, NUMBER, Exercise
+from core.i18n import N_
 from core.exercises import solvers_maths as maths, solvers_models as models
 
 # --- The bank ----------------------------------------------------------------------------------------------
 
-YES_NO = ("yes", "no")
+YES_NO = (N_("yes"), N_("no"))
 PREFIX = "the time traveller"
 BANK: dict[str, Exercise] = {e.key: e for e in (
-    Exercise("fc_horizon", "forecasting", "With a window of τ = 4, how does the 64-step test error compare with the "
-             "one-step error?", CHOICE, maths.horizon_ratio, {"tau": 4, "k": 64},
-             "Each step ahead feeds the model its own previous guess.",
-             options=("about the same", "2 to 5 times larger", "more than 5 times larger"),
-             other={"k": 4}, other_label="4 steps ahead instead", url={"tau": 4, "k": 64}),
-    Exercise("fc_window", "forecasting", "Does a longer window (τ = 32 instead of 4) lower the 16-step test error?",
-             CHOICE, maths.longer_window, {"tau": 4, "tau_long": 32, "k": 16},
-             "A longer window sees more of the wave, and averages more noise.", options=YES_NO,
-             other={"tau_long": 8}, other_label="τ = 8 instead of 32", url={"tau": 4, "k": 16}),
-    Exercise("fc_settles", "forecasting", "Fed only its own guesses from the end of the training range (t = 600, "
-             "τ = 4), at what value does the forecast come to rest?", NUMBER, maths.settles_at, {"tau": 4, "k": 16},
-             "At rest, the next guess equals the values before it: x = w·(x, …, x) + b. The lab shows the fitted "
-             "weights and bias.", tolerance=0.0, absolute=0.01,
-             other={"tau": 16}, other_label="τ = 16", url={"tau": 4}),
-    Exercise("fc_no_noise", "forecasting", "The book's exercise: with no noise at all, how many past values must the "
-             "autoregressive model see (the smallest τ) to predict the sine exactly?", NUMBER,
+    Exercise("fc_horizon", "forecasting", N_("With a window of τ = 4, how does the 64-step test error compare with "
+             "the one-step error?"), CHOICE, maths.horizon_ratio, {"tau": 4, "k": 64},
+             N_("Each step ahead feeds the model its own previous guess."),
+             options=(N_("about the same"), N_("2 to 5 times larger"), N_("more than 5 times larger")),
+             other={"k": 4}, other_label=N_("4 steps ahead instead"), url={"tau": 4, "k": 64}),
+    Exercise("fc_window", "forecasting", N_("Does a longer window (τ = 32 instead of 4) lower the 16-step test "
+             "error?"), CHOICE, maths.longer_window, {"tau": 4, "tau_long": 32, "k": 16},
+             N_("A longer window sees more of the wave, and averages more noise."), options=YES_NO,
+             other={"tau_long": 8}, other_label=N_("τ = 8 instead of 32"), url={"tau": 4, "k": 16}),
+    Exercise("fc_settles", "forecasting", N_("Fed only its own guesses from the end of the training range (t = 600, "
+             "τ = 4), at what value does the forecast come to rest?"), NUMBER, maths.settles_at, {"tau": 4, "k": 16},
+             N_("At rest, the next guess equals the values before it: x = w·(x, …, x) + b. The lab shows the fitted "
+                "weights and bias."), tolerance=0.0, absolute=0.01,
+             other={"tau": 16}, other_label=N_("τ = 16"), url={"tau": 4}),
+    Exercise("fc_no_noise", "forecasting", N_("The book's exercise: with no noise at all, how many past values must "
+             "the autoregressive model see (the smallest τ) to predict the sine exactly?"), NUMBER,
              maths.window_without_noise,
-             {}, "A sine is the solution of a second-order recurrence.", tolerance=0.0, absolute=0.0,
+             {}, N_("A sine is the solution of a second-order recurrence."), tolerance=0.0, absolute=0.0,
              book="v1.0's 9.1 Working with Sequences, #1.2"),
     Exercise("tok_table", "tokens", "The book's exercise: a table that predicts the next word from the k = 20 words "
              "before it, over a vocabulary of |V| = 10,000 words, has about 10 to the power of what entries?",

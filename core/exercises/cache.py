@@ -37,7 +37,9 @@ def code_version() -> str:
 
 def answer_file(ex: Exercise, settings: dict, root: Path | None = None) -> Path:
     from core.runs.store import store_root
-    key = json.dumps({"exercise": ex.key, "settings": settings, "code": code_version()}, sort_keys=True)
+    from core.i18n import current
+    key = json.dumps({"exercise": ex.key, "settings": settings, "code": code_version(), "lang": current()},
+                     sort_keys=True)   # an explanation is in the language it was asked in
     return (root or store_root()) / FOLDER / f"{ex.key}-{hashlib.sha1(key.encode()).hexdigest()[:24]}.json"
 
 

@@ -11,6 +11,7 @@ from core.nn import cell_demo, gradflow, param_counts
 from core.sequences import forecast, readings
 from core.text import ngrams, tokens
 from core.exercises.types import Solution
+from core.i18n import _, listing
 
 # --- Forecasting -------------------------------------------------------------------------------------------
 
@@ -26,21 +27,26 @@ def horizon_ratio(s: dict) -> Solution:
     a = _forecast(s)
     ratio = a.k_ratio
     answer = "about the same" if ratio < 1.5 else "2 to 5 times larger" if ratio <= 5 else "more than 5 times larger"
-    return Solution(answer, f"With τ = {s['tau']} the one-step test error is {a.test_mse:.4f} and the {s['k']}-step "
-                            f"error {a.k_mse:.4f}: {ratio:.2f} times " + ("larger. Each of the " + str(s['k']) +
-                            " steps builds on the last guess, so the errors compound." if ratio >= 1.5 else
-                            "the one-step error: this far ahead the guesses have not yet drifted much."),
-                    {"one-step MSE": a.test_mse, f"{s['k']}-step MSE": a.k_mse, "ratio": ratio})
+    at = dict(tau=s["tau"], one=a.test_mse, k=s["k"], k_mse=a.k_mse, ratio=ratio)
+    text = (_("With τ = {tau} the one-step test error is {one:.4f} and the {k}-step error {k_mse:.4f}: {ratio:.2f} "
+              "times larger. Each of the {k} steps builds on the last guess, so the errors compound.")
+            if ratio >= 1.5 else
+            _("With τ = {tau} the one-step test error is {one:.4f} and the {k}-step error {k_mse:.4f}: {ratio:.2f} "
+              "times the one-step error: this far ahead the guesses have not yet drifted much."))
+    return Solution(answer, text.format(**at),
+                    {_("one-step MSE"): a.test_mse, _("{k}-step MSE").format(k=s["k"]): a.k_mse, _("ratio"): ratio})
 
 
 def longer_window(s: dict) -> Solution:
     x = _series(s)
     short, long = _forecast(s, x), _forecast({**s, "tau": s["tau_long"]}, x)
     better = long.k_mse < short.k_mse
+    text = (_("{k}-step test error: {short:.4f} with τ = {tau}, {long:.4f} with τ = {tau_long}. The longer window "
+              "averages out more noise before it extrapolates.") if better else
+            _("{k}-step test error: {short:.4f} with τ = {tau}, {long:.4f} with τ = {tau_long}. The longer window "
+              "does not help here."))
     return Solution("yes" if better else "no",
-                    f"{s['k']}-step test error: {short.k_mse:.4f} with τ = {s['tau']}, {long.k_mse:.4f} with "
-                    f"τ = {s['tau_long']}. " + ("The longer window averages out more noise before it extrapolates."
-                                                if better else "The longer window does not help here."),
+                    text.format(k=s["k"], short=short.k_mse, tau=s["tau"], long=long.k_mse, tau_long=s["tau_long"]),
                     {f"τ = {s['tau']}": short.k_mse, f"τ = {s['tau_long']}": long.k_mse})
 
 
@@ -50,18 +56,22 @@ def settles_at(s: dict) -> Solution:
     w, b, rest = a.model.weights, a.model.bias, a.fixed_point
     where = readings.rest(a, s.get("n_train", 600), len(x))     # the lab's and Act 1's own reading of it
     at_rest = where.kind == "forecast.at_rest"
-    moving = ("at rest there" if at_rest else
-              f"still moving by {where.numbers['moving']:.4f} over its last 50 steps, on its way there")
-    return Solution(rest, f"Fed nothing but its own guesses from t = {s.get('n_train', 600)}, the forecast comes "
-                          "to rest "
-                          f"where x = (sum of weights)·x + bias: the fitted weights sum to {w.sum():.4f} and the bias "
-                          f"is {b:.4f}, so x = {b:.4f} / (1 − {w.sum():.4f}) = {rest:.3f}. At the end of the series "
-                          f"(t = {len(x)}) it reads {a.settles_at:.3f}, {moving}; the data keeps swinging between "
-                          "about -1 and 1.",
-                    {"fixed point": rest, "sum of weights": float(w.sum()), "bias": b,
-                     f"forecast at t = {len(x)}": a.settles_at},
-                    {} if at_rest else {a.settles_at: f"{a.settles_at:.3f} is where the forecast is at t = {len(x)}, "
-                                                      "still on its way; it comes to rest at the fixed point."})
+    at = dict(n_train=s.get("n_train", 600), sum=w.sum(), bias=b, rest=rest, length=len(x), end=a.settles_at,
+              moving=where.numbers["moving"])
+    text = (_("Fed nothing but its own guesses from t = {n_train}, the forecast comes to rest where x = (sum of "
+              "weights)·x + bias: the fitted weights sum to {sum:.4f} and the bias is {bias:.4f}, so x = {bias:.4f} "
+              "/ (1 − {sum:.4f}) = {rest:.3f}. At the end of the series (t = {length}) it reads {end:.3f}, at rest "
+              "there; the data keeps swinging between about -1 and 1.") if at_rest else
+            _("Fed nothing but its own guesses from t = {n_train}, the forecast comes to rest where x = (sum of "
+              "weights)·x + bias: the fitted weights sum to {sum:.4f} and the bias is {bias:.4f}, so x = {bias:.4f} "
+              "/ (1 − {sum:.4f}) = {rest:.3f}. At the end of the series (t = {length}) it reads {end:.3f}, still "
+              "moving by {moving:.4f} over its last 50 steps, on its way there; the data keeps swinging between "
+              "about -1 and 1."))
+    return Solution(rest, text.format(**at),
+                    {_("fixed point"): rest, _("sum of weights"): float(w.sum()), _("bias"): b,
+                     _("forecast at t = {length}").format(length=len(x)): a.settles_at},
+                    {} if at_rest else {a.settles_at: _("{end:.3f} is where the forecast is at t = {length}, still on "
+                                                        "its way; it comes to rest at the fixed point.").format(**at)})
 
 
 def window_without_noise(s: dict) -> Solution:
@@ -70,13 +80,15 @@ def window_without_noise(s: dict) -> Solution:
     errors = {tau: forecast.analyse(x, tau, 600, 1).test_mse for tau in range(1, 5)}
     exact = next((tau for tau, e in errors.items() if e < 1e-12), None)
     answer = float(exact) if exact is not None else math.nan
-    worded = ", ".join(f"τ = {tau}: {e:.2g}" for tau, e in errors.items())
-    return Solution(answer, f"Without noise, the one-step test error of the fitted AR(τ) is {worded}. " +
-                    (f"From τ = {exact} it is zero to rounding: a sine obeys x_t = 2 cos(0.01) x_(t-1) - x_(t-2), so "
-                     "two past values pin down the next one exactly." if exact is not None else
-                     "No window up to 4 predicts it exactly."),
-                    {f"test MSE, τ = {tau}": e for tau, e in errors.items()},
-                    {1.0: "One value cannot tell a rising sine from a falling one at the same height."})
+    worded = listing(f"τ = {tau}: {e:.2g}" for tau, e in errors.items())
+    text = (_("Without noise, the one-step test error of the fitted AR(τ) is {errors}. From τ = {exact} it is zero to "
+              "rounding: a sine obeys x_t = 2 cos(0.01) x_(t-1) - x_(t-2), so two past values pin down the next one "
+              "exactly.") if exact is not None else
+            _("Without noise, the one-step test error of the fitted AR(τ) is {errors}. No window up to 4 predicts it "
+              "exactly."))
+    return Solution(answer, text.format(errors=worded, exact=exact),
+                    {_("test MSE, τ = {tau}").format(tau=tau): e for tau, e in errors.items()},
+                    {1.0: _("One value cannot tell a rising sine from a falling one at the same height.")})
 
 
 # --- Text to tokens ----------------------------------------------------------------------------------------
@@ -263,7 +275,7 @@ def long_sequences(s: dict) -> Solution:
 
 
 def _symmetric(eigenvalues: list[float], seed: int = 0) -> np.ndarray:
-    Q, _ = np.linalg.qr(np.random.default_rng(seed).standard_normal((len(eigenvalues), len(eigenvalues))))
+    Q = np.linalg.qr(np.random.default_rng(seed).standard_normal((len(eigenvalues), len(eigenvalues))))[0]
     return Q @ np.diag(eigenvalues) @ Q.T
 
 

@@ -12,6 +12,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Callable
 
+from core.i18n import _, listing, sentences
+
 CHOICE, NUMBER = "choice", "number"
 
 # Where an exercise that trains reports its progress (a training run's Progress), set by whoever waits for it
@@ -70,16 +72,16 @@ def check_answer(ex: Exercise, answer) -> object:
     """The learner's answer in the exercise's form, or ValueError saying what is expected."""
     if ex.kind == CHOICE:
         if answer not in ex.options:
-            raise ValueError(f"Pick one of: {', '.join(map(str, ex.options))}.")
+            raise ValueError(_("Pick one of: {options}.").format(options=listing(_(o) for o in ex.options)))
         return answer
     if isinstance(answer, bool):
-        raise ValueError("Type a number.")
+        raise ValueError(_("Type a number."))
     try:
         value = float(answer)
     except (TypeError, ValueError, OverflowError):   # OverflowError: an integer too large for a float
-        raise ValueError("Type a number.") from None
+        raise ValueError(_("Type a number.")) from None
     if not math.isfinite(value):
-        raise ValueError("Type a finite number.")
+        raise ValueError(_("Type a finite number."))
     return value
 
 
@@ -94,11 +96,10 @@ def grade(ex: Exercise, answer, solution: Solution | None = None) -> Grade:
     answer = check_answer(ex, answer)
     solution = solution or ex.run()
     ok = is_right(ex, answer, solution.answer)
-    shown = solution.answer if ex.kind == CHOICE else f"{solution.answer:,.6g}{ex.unit}"
-    message = "Right." if ok else f"Not quite: the run says {shown}."
+    shown = _(solution.answer) if ex.kind == CHOICE else f"{solution.answer:,.6g}{ex.unit}"
+    message = _("Right.") if ok else _("Not quite: the run says {shown}.").format(shown=shown)
     if not ok:
-        why = mistake(ex, answer, solution)
-        message += f" {why}" if why else ""
+        message = sentences(message, mistake(ex, answer, solution))
     return Grade(ok, solution, message, answer)
 
 
@@ -125,7 +126,7 @@ def tolerance_text(ex: Exercise) -> str:
     parts = [f"{100 * ex.tolerance:g}%"] if ex.tolerance else []
     if ex.absolute:
         parts.append(f"{ex.absolute:g}{ex.unit}")
-    return "within " + " + ".join(parts)
+    return _("within {tolerance}").format(tolerance=" + ".join(parts))
 
 
 def self_check(bank: dict[str, Exercise], corpus_available: bool) -> list[tuple[str, str]]:

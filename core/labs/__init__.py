@@ -30,6 +30,7 @@ from enum import StrEnum
 from types import ModuleType
 
 from core.labs import chapter, classroom, forecasting, gates, gradient_flow, rnn_cell, sampling, tokens, training
+from core.i18n import N_
 from core.settings import Setting, as_text, declared, setting
 
 
@@ -38,10 +39,28 @@ CHAPTERS = {9: ("Recurrent Neural Networks", "https://d2l.ai/chapter_recurrent-n
             10: ("Modern Recurrent Neural Networks", "https://d2l.ai/chapter_recurrent-modern/index.html")}
 
 
+# The Chinese edition (动手学深度学习, 2.0.0, zh.d2l.ai) numbers the chapter 8 and its GRU and LSTM sections 9.1 and
+# 9.2 (v1.0 in English: 9, and 10.2 and 10.1): each English section a page follows, as the Chinese edition titles it.
+BOOK_ZH = "《动手学深度学习》第二版（阿斯顿·张、扎卡里·C. 立顿、李沐、亚历山大·J. 斯莫拉）"
+CHAPTERS_ZH = {8: ("循环神经网络", "https://zh.d2l.ai/chapter_recurrent-neural-networks/index.html"),
+               9: ("现代循环神经网络", "https://zh.d2l.ai/chapter_recurrent-modern/index.html")}
+SECTIONS_ZH = {"9.1": "8.1 序列模型", "9.2": "8.2 文本预处理", "9.3": "8.3 语言模型和数据集", "9.4": "8.4 循环神经网络",
+               "9.5": "8.5 循环神经网络的从零开始实现", "9.6": "8.6 循环神经网络的简洁实现", "9.7": "8.7 通过时间反向传播",
+               "10.1": "9.2 长短期记忆网络（LSTM）", "10.2": "9.1 门控循环单元（GRU）"}
+TRANSLATED = ("forecasting",)   # the pages whose every string is in the catalog (issue 66); others show English
+
+
 def citation(section: str) -> tuple[str, str]:
     """The book's words for a section a page follows ("10.1 Long Short-Term Memory (LSTM)"): the edition, its
-    chapter and the section, and the chapter's address."""
+    chapter and the section, and the chapter's address; in Chinese (core.i18n), the Chinese edition's."""
+    from core.i18n import current
     chapter = int(section.split(".")[0])
+    if current() == "zh":
+        numbers = [part.split(" ")[0] for part in section.split(" and ")]
+        zh = sorted((SECTIONS_ZH[n].split(" ", 1) for n in numbers), key=lambda t: [int(x) for x in t[0].split(".")])
+        name, url = CHAPTERS_ZH[int(zh[0][0].split(".")[0])]
+        parts = "和".join(f"第 {number} 节“{title}”" for number, title in zh)
+        return f"{BOOK_ZH}第 {zh[0][0].split('.')[0]} 章“{name}”的{parts}", url
     name, url = CHAPTERS[chapter]
     return f"{BOOK}, chapter {chapter}, {name}, section {section}", url
 
@@ -99,7 +118,7 @@ class Page:
 # The pages in menu order: the chapter (the app's home), the exercises and the class, then the labs.
 PAGES: dict[str, Page] = {p.key: p for p in (
     Page.of(chapter, lab=False),
-    Page("exercises", "Exercises", ":material/task_alt:", Exercises, lab=False, charts=False),
+    Page("exercises", N_("Exercises"), ":material/task_alt:", Exercises, lab=False, charts=False),
     Page.of(classroom, lab=False, charts=False),
     Page.of(forecasting),
     Page.of(tokens, charts_tab="Counting n-grams", corpus_charts=True),

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
+from core.i18n import N_
 from core.claims import Claim
 from core.figures import Chart, hline, style
 from core.labs import gradient_flow
@@ -19,7 +20,7 @@ from core.runs.record import HistoryRow
 from core.settings import setting
 
 KEY = "chapter"
-TITLE = "The chapter"
+TITLE = N_("The chapter")   # the menu shows it translated (core.i18n)
 ICON = ":material/menu_book:"
 BLURB = ""
 ACTS = (1, 2, 3, 4, 5)

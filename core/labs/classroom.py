@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import plotly.graph_objects as go
 
+from core.i18n import N_
 from core import classroom
 from core.classroom import summary
 from core.exercises import types as core_ex
@@ -21,7 +22,7 @@ from core.runs.record import Status
 from core.settings import setting
 
 KEY = "classroom"
-TITLE = "Class"
+TITLE = N_("Class")   # the menu shows it translated (core.i18n)
 ICON = ":material/groups:"
 BLURB = ""
 

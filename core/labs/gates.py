@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import plotly.graph_objects as go
 
+from core.i18n import N_
 from core.claims import Claim
 from core.figures import PALETTE, Chart, Metric, hline, style
 from core.nn import memory, memory_readings as mr, memory_store
@@ -21,7 +22,7 @@ from core.nn.memory_store import CELL_KINDS, Comparison, Saved
 from core.settings import setting
 
 KEY = "gates"
-TITLE = "Memory and gates"
+TITLE = N_("Memory and gates")   # the menu shows it translated (core.i18n)
 ICON = ":material/memory:"
 BLURB = "Train a plain RNN, a GRU and an LSTM to recall a symbol across a delay: the RNN forgets, the gates remember."
 SECTION = "10.1 Long Short-Term Memory (LSTM) and 10.2 Gated Recurrent Units (GRU)"

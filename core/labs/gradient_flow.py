@@ -11,13 +11,14 @@ from typing import Literal
 import numpy as np
 import plotly.graph_objects as go
 
+from core.i18n import N_
 from core.claims import Claim
 from core.figures import Chart, Metric, style
 from core.nn import gradflow, gradflow_readings as gr
 from core.settings import setting
 
 KEY = "gradient_flow"
-TITLE = "Gradient flow"
+TITLE = N_("Gradient flow")   # the menu shows it translated (core.i18n)
 ICON = ":material/waves:"
 BLURB = "Turn the spectral radius of W_hh and watch the backpropagated gradient vanish or explode."
 SECTION = "9.7 Backpropagation Through Time"

@@ -12,13 +12,14 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
+from core.i18n import N_
 from core.claims import Claim
 from core.figures import Chart, Metric, chart_text, style
 from core.nn import cell_demo, param_counts, rnn_ref, verify
 from core.settings import setting
 
 KEY = "rnn_cell"
-TITLE = "RNN cell"
+TITLE = N_("RNN cell")   # the menu shows it translated (core.i18n)
 ICON = ":material/memory:"
 BLURB = "Step the recurrence through time, see the same weights reused, and check the gradients yourself."
 SECTION = "9.4 Recurrent Neural Networks and 9.5 Recurrent Neural Network Implementation from Scratch"

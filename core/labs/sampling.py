@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import plotly.graph_objects as go
 
+from core.i18n import N_
 from core.assets import HELD_OUT_BPC, HELD_OUT_PPL
 from core.claims import Claim
 from core.figures import Chart, Metric, chart_text, style
@@ -18,7 +19,7 @@ from core.nn import probe, sample_readings, sampling
 from core.settings import setting
 
 KEY = "sampling"
-TITLE = "Sampling"
+TITLE = N_("Sampling")   # the menu shows it translated (core.i18n)
 ICON = ":material/edit_note:"
 BLURB = "Talk to a pretrained character RNN: prefix, temperature, top-k/top-p, and a look at its hidden state."
 SECTION = "9.5 Recurrent Neural Network Implementation from Scratch (prediction)"

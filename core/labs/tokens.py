@@ -15,6 +15,7 @@ from typing import Literal
 import numpy as np
 import plotly.graph_objects as go
 
+from core.i18n import N_
 from core.claims import Claim
 from core.labs import sampling
 from core.figures import Chart, Metric, number_ticks, style
@@ -23,7 +24,7 @@ from core.text import bpe_merges, corpus, ngrams, readings as tr, tokens
 from core.settings import setting
 
 KEY = "tokens"
-TITLE = "Text to tokens"
+TITLE = N_("Text to tokens")   # the menu shows it translated (core.i18n)
 ICON = ":material/text_fields:"
 BLURB = ("Clean text, cut it into characters, words or BPE subwords, see Zipf's law, and count n-grams until the table "
          "runs out of data.")

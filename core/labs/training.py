@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 
 import plotly.graph_objects as go
 
+from core.i18n import N_
 from core.claims import Claim
 from core.figures import Chart, Metric, chart_text, style
 from core.runs import data as data_module, loop, readings as run_readings
@@ -18,7 +19,7 @@ from core.runs.record import HistoryRow, Progress
 from core.settings import allowed, setting
 
 KEY = "training"
-TITLE = "Training"
+TITLE = N_("Training")   # the menu shows it translated (core.i18n)
 ICON = ":material/model_training:"
 BLURB = "Train RNN, GRU and LSTM language models live on CPU or GPU; watch, stop, compare and export runs."
 SECTION = "9.5 Recurrent Neural Network Implementation from Scratch and 9.6 Concise Implementation"

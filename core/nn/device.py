@@ -9,6 +9,7 @@ from typing import Iterator
 import torch
 
 from core.checks import check_choice, check_int
+from core.i18n import ngettext
 
 # Reproducible runs on a GPU: cuBLAS (which cuDNN's RNNs call) only gives the same sums every time with a
 # fixed workspace. It is read when CUDA first multiplies, so it is set here, before any run starts.
@@ -81,4 +82,4 @@ def describe_device(device: torch.device | str | None = None, threads: int | Non
     if device.type == "cuda":
         return f"CUDA: {torch.cuda.get_device_name(device)}"
     n = torch.get_num_threads() if threads is None else threads
-    return f"CPU ({n} thread{'' if n == 1 else 's'})"
+    return ngettext("CPU ({n} thread)", "CPU ({n} threads)", n).format(n=n)

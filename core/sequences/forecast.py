@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from core.i18n import _
+
 from core.checks import check_finite_array, check_int, check_real
 
 MAX_T = 100_000
@@ -63,15 +65,16 @@ def fit_ar(x: np.ndarray, tau: int = 4, n_train: int = 600) -> ARModel:
     n_train = check_int("n_train", n_train, 2, len(x), what="the series length")
     tau = check_int("tau", tau, 1, 10_000)
     if tau >= n_train:
-        raise ValueError(f"tau ({tau}) must be smaller than n_train ({n_train}): "
-                         "each training example needs tau earlier values inside the training range.")
+        raise ValueError(_("tau ({tau}) must be smaller than n_train ({n_train}): each training example needs tau "
+                           "earlier values inside the training range.").format(tau=tau, n_train=n_train))
     n_windows = n_train - tau
     if n_windows < tau + 1:
-        raise ValueError(f"Only {n_windows} training windows for {tau + 1} unknowns (tau weights and a bias): "
-                         f"make n_train at least {2 * tau + 1} or tau smaller.")
+        raise ValueError(_("Only {windows} training windows for {unknowns} unknowns (tau weights and a bias): make "
+                           "n_train at least {least} or tau smaller.").format(windows=n_windows, unknowns=tau + 1,
+                                                                              least=2 * tau + 1))
     features, labels = lag_matrix(x[:n_train], tau)
     design = np.hstack([features, np.ones((n_windows, 1))])
-    solution, *_ = np.linalg.lstsq(design, labels, rcond=None)
+    solution = np.linalg.lstsq(design, labels, rcond=None)[0]
     return ARModel(weights=solution[:-1].copy(), bias=float(solution[-1]))
 
 
@@ -84,7 +87,8 @@ def predict_k_step(model: ARModel, x: np.ndarray, k: int) -> np.ndarray:
     tau = model.tau
     k = check_int("k", k, 1, 10_000)
     if len(x) < tau + k:
-        raise ValueError(f"The series has {len(x)} points; a {k}-step forecast with tau = {tau} needs at least {tau + k}.")
+        raise ValueError(_("The series has {points} points; a {k}-step forecast with tau = {tau} needs at least "
+                           "{least}.").format(points=len(x), k=k, tau=tau, least=tau + k))
     buf = _fed_back(model, x, k, len(x) - tau - k + 1)
     out = np.full(len(x), np.nan)
     out[tau + k - 1:] = buf[:, -1]
@@ -113,8 +117,9 @@ def mse_by_horizon(model: ARModel, x: np.ndarray, max_k: int = 64, start: int = 
     start = check_int("start", start, 0, len(x) - 1)
     first = max(start, model.tau + max_k - 1)
     if first >= len(x):
-        raise ValueError(f"No target left to score: with tau = {model.tau} and max_k = {max_k} the first "
-                         f"forecastable point is {model.tau + max_k - 1}, past the series end ({len(x)}).")
+        raise ValueError(_("No target left to score: with tau = {tau} and max_k = {max_k} the first forecastable "
+                           "point is {first}, past the series end ({points}).").format(
+                               tau=model.tau, max_k=max_k, first=model.tau + max_k - 1, points=len(x)))
     # One pass of max_k feedback steps from every start window gives every horizon at once.
     tau = model.tau
     buf = _fed_back(model, x, max_k, len(x) - tau)

@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from core.claims import Claim, claim, ratio
+from core.i18n import _, sentences
 from core.sequences.forecast import Analysis
 
 REST_TOL = 0.005      # "at rest": the forecast's end is within this of the fixed point (half the 0.01 that
@@ -62,23 +63,30 @@ def rest(a: Analysis, n_train: int, length: int) -> Claim:
     moving = float(np.ptp(path[-50:])) if path.size else math.nan
     lo, hi = (float(path.min()), float(path.max())) if path.size else (math.nan, math.nan)
     numbers = dict(end=end, fixed_point=fp, radius=rho, moving=moving, tol=REST_TOL, low=lo, high=hi)
-    start = f"Fed only its own guesses from t = {n_train}, the forecast"
+    at = dict(n_train=n_train, rho=rho, end=end, length=length, fp=fp, lo=lo, hi=hi, moving=moving,
+              first=float(path[0]) if path.size else math.nan)
     if not math.isfinite(end) or abs(end) > 10:
-        return claim("forecast.grows", f"{start} grows without bound (its recurrence multiplies by {rho:.3f} a "
-                     f"step): {end:.3g} at t = {length}.", **numbers)
+        return claim("forecast.grows", _("Fed only its own guesses from t = {n_train}, the forecast grows without "
+                     "bound (its recurrence multiplies by {rho:.3f} a step): {end:.3g} at t = {length}.").format(**at),
+                     **numbers)
     if rho >= SETTLES or not math.isfinite(fp):
-        how = (f"so its swings do not die out (between {lo:.2f} and {hi:.2f} over the test range)"
-               if rises_and_falls(path) else f"so it keeps drifting ({path[0]:.2f} to {end:.2f} over the test range)")
-        return claim("forecast.never_settles", f"{start} never settles: its recurrence multiplies by {rho:.3f} a "
-                     f"step, {how}.", **numbers)
+        text = (_("Fed only its own guesses from t = {n_train}, the forecast never settles: its recurrence "
+                  "multiplies by {rho:.3f} a step, so its swings do not die out (between {lo:.2f} and {hi:.2f} over "
+                  "the test range).") if rises_and_falls(path) else
+                _("Fed only its own guesses from t = {n_train}, the forecast never settles: its recurrence "
+                  "multiplies by {rho:.3f} a step, so it keeps drifting ({first:.2f} to {end:.2f} over the test "
+                  "range)."))
+        return claim("forecast.never_settles", text.format(**at), **numbers)
     if abs(end - fp) <= REST_TOL and moving <= REST_TOL:
-        return claim("forecast.at_rest", f"{start} comes to rest at {fp:.3f}, a constant, while the data keeps "
-                     "swinging between about -1 and 1.", **numbers)
-    swung = (f" Over the test range it swung between {lo:.2f} and {hi:.2f}, dying out by a factor {rho:.3f} a step."
-             if rises_and_falls(path) else "")
-    return claim("forecast.on_its_way", f"{start} is still on its way to a constant, {fp:.3f}: it reads {end:.3f} "
-                 f"at t = {length} and moved by {moving:.3f} over its last 50 steps, while the data keeps swinging "
-                 f"between about -1 and 1.{swung}", **numbers)
+        return claim("forecast.at_rest", _("Fed only its own guesses from t = {n_train}, the forecast comes to rest "
+                     "at {fp:.3f}, a constant, while the data keeps swinging between about -1 and 1.").format(**at),
+                     **numbers)
+    swung = (_("Over the test range it swung between {lo:.2f} and {hi:.2f}, dying out by a factor {rho:.3f} a "
+               "step.").format(**at) if rises_and_falls(path) else "")
+    return claim("forecast.on_its_way", sentences(_(
+        "Fed only its own guesses from t = {n_train}, the forecast is still on its way to a constant, {fp:.3f}: it "
+        "reads {end:.3f} at t = {length} and moved by {moving:.3f} over its last 50 steps, while the data keeps "
+        "swinging between about -1 and 1.").format(**at), swung), **numbers)
 
 
 def horizon_trend(a: Analysis) -> Claim | None:
@@ -87,35 +95,41 @@ def horizon_trend(a: Analysis) -> Claim | None:
         return None
     h1, hk, k, var = float(a.horizon[0]), float(a.horizon[-1]), len(a.horizon), a.test_variance
     numbers = dict(first=h1, last=hk, k=k, constant=var)
+    at = dict(h1=h1, hk=hk, k=k, var=var, first_share=100 * h1 / var if var else math.nan,
+              last_share=100 * hk / var if var else math.nan)
     if float(np.max(a.horizon)) < EXACT:
-        return claim("forecast.no_error", f"The test error is zero to rounding at every horizon up to k = {k}: "
-                     "without noise the window predicts the sine exactly, and so do its own guesses.", **numbers)
+        return claim("forecast.no_error", _("The test error is zero to rounding at every horizon up to k = {k}: "
+                     "without noise the window predicts the sine exactly, and so do its own guesses.").format(**at),
+                     **numbers)
     if h1 > ABOVE_CONSTANT * var:
-        return claim("forecast.worse_than_constant", f"Even one step ahead the test error ({h1:.3f}) is above the "
-                     f"error of guessing a constant ({var:.3f}): this fit does worse than no model. At k = {k} it is "
-                     f"{hk:.3f}.", **numbers)
+        return claim("forecast.worse_than_constant", _("Even one step ahead the test error ({h1:.3f}) is above the "
+                     "error of guessing a constant ({var:.3f}): this fit does worse than no model. At k = {k} it is "
+                     "{hk:.3f}.").format(**at), **numbers)
     if h1 >= NEAR_CONSTANT * var:
-        return claim("forecast.near_constant", f"Even one step ahead the test error ({h1:.3f}) is close to the error "
-                     f"of guessing a constant ({var:.3f}), {100 * h1 / var:.0f}% of it: the noise hides the sine. At "
-                     f"k = {k} it is {hk:.3f}.", **numbers)
+        return claim("forecast.near_constant", _("Even one step ahead the test error ({h1:.3f}) is close to the "
+                     "error of guessing a constant ({var:.3f}), {first_share:.0f}% of it: the noise hides the sine. "
+                     "At k = {k} it is {hk:.3f}.").format(**at), **numbers)
     if hk > ABOVE_CONSTANT * var:
         past = int(np.argmax(a.horizon >= var)) + 1
         numbers["past"] = past
-        return claim("forecast.past_constant", f"The test error climbs with k, from {h1:.3f} at k = 1 past the error "
-                     f"of guessing a constant ({var:.3f}) at k = {past}, to {hk:.3f} at k = {k}: that far ahead a "
-                     "constant guess does better than the model's own guesses.", **numbers)
+        return claim("forecast.past_constant", _("The test error climbs with k, from {h1:.3f} at k = 1 past the "
+                     "error of guessing a constant ({var:.3f}) at k = {past}, to {hk:.3f} at k = {k}: that far ahead "
+                     "a constant guess does better than the model's own guesses.").format(past=past, **at),
+                     **numbers)
     if hk >= var:
-        return claim("forecast.reaches_constant", f"The test error climbs with k, from {h1:.3f} at k = 1 to {hk:.3f} "
-                     f"at k = {k}, as high as the error of guessing a constant ({var:.3f}).", **numbers)
+        return claim("forecast.reaches_constant", _("The test error climbs with k, from {h1:.3f} at k = 1 to "
+                     "{hk:.3f} at k = {k}, as high as the error of guessing a constant ({var:.3f}).").format(**at),
+                     **numbers)
     if hk >= NEAR_CONSTANT * var:
-        return claim("forecast.towards_constant", f"The test error climbs with k, from {h1:.3f} at k = 1 to {hk:.3f} "
-                     f"at k = {k}, towards the error of guessing a constant ({var:.3f}): {100 * hk / var:.0f}% of "
-                     "it.", **numbers)
+        return claim("forecast.towards_constant", _("The test error climbs with k, from {h1:.3f} at k = 1 to "
+                     "{hk:.3f} at k = {k}, towards the error of guessing a constant ({var:.3f}): {last_share:.0f}% "
+                     "of it.").format(**at), **numbers)
     if hk > 1.5 * h1:
-        return claim("forecast.climbs", f"The test error grows with k, from {h1:.4f} at k = 1 to {hk:.4f} at "
-                     f"k = {k}, still well below the error of guessing a constant ({var:.3f}).", **numbers)
-    return claim("forecast.flat", f"The test error hardly grows with k: {h1:.4f} at k = 1 and {hk:.4f} at k = {k}, "
-                 f"far below the error of guessing a constant ({var:.3f}).", **numbers)
+        return claim("forecast.climbs", _("The test error grows with k, from {h1:.4f} at k = 1 to {hk:.4f} at "
+                     "k = {k}, still well below the error of guessing a constant ({var:.3f}).").format(**at),
+                     **numbers)
+    return claim("forecast.flat", _("The test error hardly grows with k: {h1:.4f} at k = 1 and {hk:.4f} at k = {k}, "
+                 "far below the error of guessing a constant ({var:.3f}).").format(**at), **numbers)
 
 
 def far_horizon(a: Analysis) -> Claim | None:
@@ -125,10 +139,10 @@ def far_horizon(a: Analysis) -> Claim | None:
     far, k, var = float(a.horizon[-1]), len(a.horizon), a.test_variance
     numbers = dict(far=far, k=k, constant=var)
     if far >= var:
-        return claim("forecast.far_no_better", f"{k} steps ahead it is {far:.3f}, no better than guessing a constant "
-                     f"({var:.3f}).", **numbers)
-    return claim("forecast.far_share", f"{k} steps ahead it is {far:.3f}, {100 * far / var:.0f}% of the error of "
-                 f"guessing a constant ({var:.3f}).", **numbers)
+        return claim("forecast.far_no_better", _("{k} steps ahead it is {far:.3f}, no better than guessing a "
+                     "constant ({var:.3f}).").format(k=k, far=far, var=var), **numbers)
+    return claim("forecast.far_share", _("{k} steps ahead it is {far:.3f}, {share:.0f}% of the error of guessing a "
+                 "constant ({var:.3f}).").format(k=k, far=far, var=var, share=100 * far / var), **numbers)
 
 
 def one_step(a: Analysis, sigma: float) -> Claim:
@@ -137,56 +151,65 @@ def one_step(a: Analysis, sigma: float) -> Claim:
     numbers = dict(test=a.test_mse, noise=noise)
     if noise < EXACT:
         if a.test_mse < EXACT:
-            return claim("forecast.exact", "With no noise, one step ahead the model predicts the sine exactly "
-                         "(a test error of zero to rounding).", **numbers)
-        return claim("forecast.noise_free_error", f"With no noise at all, the one-step test error is still "
-                     f"{a.test_mse:.2g}: this window cannot pin down the sine exactly.", **numbers)
+            return claim("forecast.exact", _("With no noise, one step ahead the model predicts the sine exactly "
+                         "(a test error of zero to rounding)."), **numbers)
+        return claim("forecast.noise_free_error", _("With no noise at all, the one-step test error is still "
+                     "{test:.2g}: this window cannot pin down the sine exactly.").format(test=a.test_mse), **numbers)
     r = ratio(a.test_mse, noise)
     numbers["ratio"] = r
     if r <= NEAR_NOISE:
-        return claim("forecast.near_noise", f"One step ahead the model is about as good as the noise allows: a test "
-                     f"error of {a.test_mse:.4f} against the noise's σ² = {noise:.4f}.", **numbers)
-    return claim("forecast.above_noise", f"One step ahead the test error is {a.test_mse:.4f}, {r:.1f} times the "
-                 f"noise's σ² = {noise:.4f}: this window leaves error that the noise does not explain.", **numbers)
+        return claim("forecast.near_noise", _("One step ahead the model is about as good as the noise allows: a test "
+                     "error of {test:.4f} against the noise's σ² = {noise:.4f}.").format(test=a.test_mse, noise=noise),
+                     **numbers)
+    return claim("forecast.above_noise", _("One step ahead the test error is {test:.4f}, {ratio:.1f} times the "
+                 "noise's σ² = {noise:.4f}: this window leaves error that the noise does not explain.").format(
+                     test=a.test_mse, ratio=r, noise=noise), **numbers)
 
 
 def train_test(a: Analysis, train_noise: float, test_noise: float) -> tuple[str, Claim]:
     """A heading and a claim: the test error against the training error, and why."""
     numbers = dict(train=a.train_mse, test=a.test_mse, train_noise=train_noise, test_noise=test_noise)
     if max(train_noise, test_noise) < EXACT:
-        return "Training and test error without noise", claim(
-            "forecast.gap_no_noise", f"Without noise there is nothing to average out: the one-step errors are "
-            f"{a.train_mse:.2g} (training) and {a.test_mse:.2g} (test), both set by how well the window fits the "
-            "sine.", **numbers)
+        return _("Training and test error without noise"), claim(
+            "forecast.gap_no_noise", _("Without noise there is nothing to average out: the one-step errors are "
+            "{train:.2g} (training) and {test:.2g} (test), both set by how well the window fits the sine.").format(
+                train=a.train_mse, test=a.test_mse), **numbers)
     below = a.test_mse < a.train_mse
-    heading = f"Why the test error is {'below' if below else 'above'} the training error here"
+    heading = (_("Why the test error is below the training error here") if below else
+               _("Why the test error is above the training error here"))
     gap, noise_gap = a.test_mse - a.train_mse, test_noise - train_noise
     follows = (gap < 0) == (noise_gap < 0) and abs(gap) <= EXPLAINS * abs(noise_gap)   # the draws' own difference
     overfit = a.train_mse < train_noise                 # the fit beats the noise on the range it was fitted on
     small = abs(gap) <= SMALL_GAP * (train_noise + test_noise) / 2
-    text = (f"The test error ({a.test_mse:.4f}) is {'below' if below else 'above'} the training error "
-            f"({a.train_mse:.4f}).")
-    draws = (f"average {train_noise:.4f} (mean square) on the training range and {test_noise:.4f} on the test "
-             "range")
+    at = dict(test=a.test_mse, train=a.train_mse, train_noise=train_noise, test_noise=test_noise,
+              noise_gap=abs(noise_gap), gap=abs(gap), fitted=len(a.model.weights) + 1,
+              share=100 * abs(gap) / ((train_noise + test_noise) / 2))
+    said = [(_("The test error ({test:.4f}) is below the training error ({train:.4f}).") if below else
+             _("The test error ({test:.4f}) is above the training error ({train:.4f})."))]
     if follows:
-        text += (f" Both are mostly the noise, whose random draws {draws}, {abs(noise_gap):.4f} apart against the "
-                 f"errors' "
-                 f"{abs(gap):.4f}: the luck of the draw decides which range scores lower.")
+        said.append(_("Both are mostly the noise, whose random draws average {train_noise:.4f} (mean square) on the "
+                      "training range and {test_noise:.4f} on the test range, {noise_gap:.4f} apart against the "
+                      "errors' {gap:.4f}: the luck of the draw decides which range scores lower."))
+    elif (gap < 0) == (noise_gap < 0):
+        said.append(_("The noise's draws do not explain it: they average {train_noise:.4f} (mean square) on the "
+                      "training range and {test_noise:.4f} on the test range, {noise_gap:.4f} apart (and the same "
+                      "way), against the errors' {gap:.4f}."))
     else:
-        text += (f" The noise's draws do not explain it: they {draws}, {abs(noise_gap):.4f} apart (and "
-                 f"{'the same' if (gap < 0) == (noise_gap < 0) else 'the other'} way), against the errors' "
-                 f"{abs(gap):.4f}.")
+        said.append(_("The noise's draws do not explain it: they average {train_noise:.4f} (mean square) on the "
+                      "training range and {test_noise:.4f} on the test range, {noise_gap:.4f} apart (and the other "
+                      "way), against the errors' {gap:.4f}."))
     if overfit:
-        text += (f" The training error is even below the noise on its range: with {len(a.model.weights) + 1} numbers "
-                 "to fit, the model has learnt some of the noise itself, which unseen data does not repeat.")
+        said.append(_("The training error is even below the noise on its range: with {fitted} numbers to fit, the "
+                      "model has learnt some of the noise itself, which unseen data does not repeat."))
     elif not follows and small:
-        share = 100 * abs(gap) / ((train_noise + test_noise) / 2)
-        text += (f" The gap is small against the noise itself ({share:.0f}% "
-                 "of its mean square): a smooth sine is easy to extrapolate.")
+        said.append(_("The gap is small against the noise itself ({share:.0f}% of its mean square): a smooth sine is "
+                      "easy to extrapolate."))
     elif not follows:
-        text += (" The rest is the fit's: weights fitted on the training range suit the "
-                 f"{'test' if below else 'training'} range better here.")
+        said.append(_("The rest is the fit's: weights fitted on the training range suit the test range better here.")
+                    if below else _("The rest is the fit's: weights fitted on the training range suit the training "
+                                    "range better here."))
     numbers.update(follows=follows, overfit=overfit, small=small)
+    text = sentences(*(t.format(**at) for t in said))
     return heading, claim("forecast.test_below" if below else "forecast.test_above", text, **numbers)
 
 
@@ -195,10 +218,10 @@ def k_vs_one(a: Analysis, k: int) -> Claim:
     r = ratio(a.k_mse, a.test_mse, EXACT)
     numbers = dict(k_mse=a.k_mse, one=a.test_mse, ratio=r, k=k)
     if not math.isfinite(r):
-        return claim("forecast.k_exact", f"{k} steps ahead the error is {a.k_mse:.2g}: zero to rounding, like the "
-                     "one-step error.", **numbers)
+        return claim("forecast.k_exact", _("{k} steps ahead the error is {k_mse:.2g}: zero to rounding, like the "
+                     "one-step error.").format(k=k, k_mse=a.k_mse), **numbers)
     if k == 1:
-        return claim("forecast.k_is_one", "With k = 1 the k-step forecast is the one-step forecast.", **numbers)
-    return claim("forecast.k_ratio", f"{k} steps ahead the model must build on its own guesses, and each inherits "
-                 f"the last one's error: the test error is {a.k_mse:.4f}, {r:.1f} times the one-step error.",
-                 **numbers)
+        return claim("forecast.k_is_one", _("With k = 1 the k-step forecast is the one-step forecast."), **numbers)
+    return claim("forecast.k_ratio", _("{k} steps ahead the model must build on its own guesses, and each inherits "
+                 "the last one's error: the test error is {k_mse:.4f}, {ratio:.1f} times the one-step error.").format(
+                     k=k, k_mse=a.k_mse, ratio=r), **numbers)

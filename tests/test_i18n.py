@@ -1,0 +1,165 @@
+"""Issue 66: RNN Lab in Chinese. The catalog is complete and keeps every placeholder (a missing or broken translation
+fails here); a translated page shows no English sentence in Chinese and no Chinese in English; its claims say the
+same numbers in both languages, chosen by the same rule, over every control; exercises grade the same."""
+from __future__ import annotations
+
+import ast
+import re
+import shutil
+
+import pytest
+
+from apptest_util import ROOT, page
+from claims_sweep import walk
+from core.i18n import catalog as catalogs
+from core.i18n import LANGS, speaking
+from core.labs import PAGES, TRANSLATED, citation, controls_of
+
+CJK = re.compile(r"[\u3400-\u9fff\u3000-\u303f\uff00-\uffef]")
+URL = re.compile(r"\(?https?://\S+|\[[^\]]*\]\([^)]*\)")
+MATH = re.compile(r"\$\$.*?\$\$|\$[^$]*\$|:material/\w+:", re.S)   # formulas, and Streamlit's icons
+# Words that stay as they are in Chinese: identifiers a control or a formula names, and proper names
+KEPT = {"tau", "sigma", "cos", "sin", "Jupyter", "install", "RNN", "Lab", "pip", "CPU", "csv"}
+NUMBER = re.compile(r"-?\d+(?:,\d{3})*(?:\.\d+)?(?:e[-+]?\d+)?")
+
+
+def english_words(text: str) -> list[str]:
+    """Words of English (three letters or more) left in a text, leaving out links, formulas, identifiers (n_train,
+    x_t) and kept names."""
+    text = MATH.sub(" ", URL.sub(" ", str(text)))
+    return [w for w in re.findall(r"(?<![\w])[A-Za-z]{3,}(?![\w])", text) if w not in KEPT]
+
+
+def test_the_chinese_catalog_is_complete_and_keeps_every_placeholder():
+    assert catalogs.problems("zh") == []
+
+
+def test_a_missing_or_broken_translation_fails_the_check(tmp_path, monkeypatch):
+    """The check can fail: one translation emptied, one placeholder renamed, one bold pair dropped."""
+    broken = tmp_path / "rnnlab.po"
+    shutil.copy(catalogs.catalog_path("zh"), broken)
+    text = broken.read_text(encoding="utf-8")
+    text = text.replace('msgstr "序列预测"', 'msgstr ""', 1)
+    text = text.replace("比值", "比值{ratio}", 1).replace("**怎么看这两张图**", "怎么看这两张图", 1)
+    text = text.replace("正在以 **{name}** 的身份", "正在以 **{name}。**的身份", 1)
+    broken.write_text(text, encoding="utf-8")
+    monkeypatch.setattr(catalogs, "catalog_path", lambda lang: broken)
+    found = "\n".join(catalogs.problems("zh"))
+    assert "no translation for 'Forecasting'" in found
+    assert "'ratio' has placeholders [], its translation ['ratio']" in found
+    assert "differ in bold" in found and "Markdown does not close it" in found
+
+
+def test_no_module_that_translates_binds_the_underscore():
+    """`_` is gettext's name: a module that imports it and also assigns `_` (a, _ = ...) breaks every message
+    in that function (Python takes the name for a local one)."""
+    for path in [*ROOT.glob("core/**/*.py"), *ROOT.glob("ui/*.py"), *ROOT.glob("pages/*.py"), ROOT / "app.py"]:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        imports = any(isinstance(n, ast.ImportFrom) and n.module == "core.i18n" and
+                      any(a.name == "_" for a in n.names) for n in ast.walk(tree))
+        if imports:
+            bound = [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == "_"
+                     and isinstance(n.ctx, ast.Store)]
+            assert not bound, f"{path.relative_to(ROOT)} binds _ at lines {bound}"
+
+
+def test_chinese_writes_numbers_as_english_does():
+    """The readings format numbers once (core.i18n): Babel's locale data agree for the digits' symbols."""
+    from babel.numbers import get_decimal_symbol, get_group_symbol
+    from core.i18n import BABEL_LOCALE
+    assert get_decimal_symbol(BABEL_LOCALE["zh"]) == get_decimal_symbol("en") == "."
+    assert get_group_symbol(BABEL_LOCALE["zh"]) == get_group_symbol("en") == ","
+
+
+def test_a_chinese_page_cites_the_chinese_editions_sections():
+    with speaking("zh"):
+        words, url = citation(PAGES["forecasting"].module.SECTION)
+        assert "第 8 章“循环神经网络”" in words and "第 8.1 节“序列模型”" in words and url.startswith("https://zh.d2l.ai/")
+        words, _url = citation(PAGES["gates"].module.SECTION)   # English 10.1 LSTM and 10.2 GRU: Chinese 9.2 and 9.1
+        assert "第 9.1 节“门控循环单元（GRU）”和第 9.2 节“长短期记忆网络（LSTM）”" in words
+    assert "version 1.0, chapter 9" in citation(PAGES["forecasting"].module.SECTION)[0]
+
+
+def both(compute):
+    with speaking("en"):
+        english = compute()
+    with speaking("zh"):
+        chinese = compute()
+    return english, chinese
+
+
+@pytest.mark.parametrize("key", TRANSLATED)
+def test_a_translated_labs_claims_say_the_same_numbers_by_the_same_rule_in_both_languages(key):
+    """Every control of the lab walked over its range (as the claims sweep walks it) and its NAMED settings: in
+    Chinese, each claim is chosen by the same rule from the same numbers, states the same numbers, and is Chinese."""
+    import importlib
+    lab, book = PAGES[key].module, importlib.import_module(f"test_lab_{key}")
+    points = walk(key, list(controls_of(key))) + [PAGES[key].settings(**v) for v in book.NAMED]
+    for s in points:
+        try:
+            r = lab.compute(s)
+        except ValueError:
+            continue
+        english, chinese = both(lambda: lab.readings(r))
+        assert [(c.kind, c.numbers) for c in english] == [(c.kind, c.numbers) for c in chinese], s
+        for e, c in zip(english, chinese):
+            assert book.holds(e, r), (s, e.text)
+            assert sorted(NUMBER.findall(e.text)) == sorted(NUMBER.findall(c.text)), (e.text, c.text)
+            assert CJK.search(c.text) and not english_words(c.text), c.text
+        texts = both(lambda: [lab.notes(r), *(ch.summary for ch in lab.charts(r))])[1]
+        assert all(CJK.search(t) and not english_words(t) for t in texts), texts
+
+
+@pytest.mark.parametrize("key", TRANSLATED)
+def test_exercises_grade_the_same_in_both_languages(key):
+    from core.exercises.bank import for_lab
+    from core.exercises.types import CHOICE, grade, wrong_answer
+    for ex in for_lab(key):
+        english, chinese = both(ex.run)
+        assert english.answer == chinese.answer and list(english.numbers.values()) == list(chinese.numbers.values())
+        for answer in (english.answer, wrong_answer(ex, english.answer)):
+            g_en, g_zh = grade(ex, answer, english), None
+            with speaking("zh"):
+                g_zh = grade(ex, answer, chinese)
+                shown = [ex.question, ex.hint, *ex.options] if ex.kind == CHOICE else [ex.question, ex.hint]
+                from core.i18n import _
+                assert all(CJK.search(_(t)) for t in shown), ex.key
+            assert g_en.correct == g_zh.correct and CJK.search(g_zh.message), (ex.key, answer)
+        assert CJK.search(chinese.explanation) and not english_words(chinese.explanation), chinese.explanation
+
+
+def page_texts(at) -> list[str]:
+    """Every text AppTest sees a learner read: titles, Markdown, captions, messages, metrics, widgets' labels and
+    help, a radio's options."""
+    out = []
+    for kind in ("title", "header", "subheader", "markdown", "caption", "info", "warning", "error", "success"):
+        out += [e.value for e in at.get(kind)]
+    for m in at.metric:
+        out += [m.label, m.delta or ""]
+    for kind in ("button", "toggle", "slider", "number_input", "radio", "expander", "selectbox", "text_input"):
+        for e in at.get(kind):
+            out += [getattr(e, "label", "") or "", getattr(e, "help", "") or ""]
+            out += list(getattr(e, "options", []) or []) if kind == "radio" else []
+    return [t for t in out if t]
+
+
+@pytest.mark.parametrize("key", TRANSLATED)
+def test_a_translated_page_in_chinese_shows_no_english_sentence_and_in_english_no_chinese(key):
+    zh = page(key, unknown={"lang": "zh"})
+    zh.run()
+    assert not zh.exception and zh.query_params.get("lang") in ("zh", ["zh"])
+    texts = page_texts(zh)
+    assert len(texts) > 20
+    left = {t[:80]: english_words(t) for t in texts if english_words(t)}
+    assert not left, left
+    en = page(key)
+    en.run()
+    assert not en.exception and not [t for t in page_texts(en) if CJK.search(t)]
+
+
+def test_an_untranslated_page_says_so_in_chinese():
+    untranslated = next(p.key for p in PAGES.values() if p.lab and p.key not in TRANSLATED)
+    at = page(untranslated, unknown={"lang": "zh"})
+    at.run()
+    assert any("本页尚未翻译" in i.value for i in at.info)
+    assert "zh" in LANGS and PAGES["forecasting"].title == "Forecasting"   # data stays English; the page translates it
