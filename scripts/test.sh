@@ -4,10 +4,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/python.sh   # PY: this Python, or a .venv when the system Python refuses pip
 
-# Debian's chromium for the real-browser tests (Playwright drives it; no browser download), and HAProxy for the
-# test of several app processes behind deploy/haproxy.cfg.
+# Debian's chromium for the real-browser tests (Playwright drives it; no browser download), its Chinese fonts for
+# the Chinese pages' browser test and screenshots (fonts-noto-cjk), and HAProxy for the test of several app
+# processes behind deploy/haproxy.cfg.
 missing=""
 command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
+[ -d /usr/share/fonts/opentype/noto ] && ls /usr/share/fonts/opentype/noto | grep -qi cjk || missing="$missing fonts-noto-cjk"
 command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || missing="$missing haproxy"
 if [ -n "$missing" ]; then
   echo "test.sh: installing Debian's$missing ..."
