@@ -162,3 +162,26 @@ def test_the_command_refuses_what_the_page_refuses(tmp_path, capsys):
     assert "feeds in only the letters 'm', 'a', 'c', 'h', 'i', 'n'" in capsys.readouterr().err and not out.exists()
     assert cli.main(["training", "--set", "preset=nope", "--out", str(out)]) == 2 and not out.exists()
     assert cli.main(["rnn_cell", "--set", "letter=h", "--out", str(out)]) == 0 and out.exists()
+
+
+@pytest.mark.parametrize("lab", __import__("core.labs", fromlist=["TRANSLATED"]).TRANSLATED)
+def test_a_translated_labs_notebook_runs_in_chinese_and_prints_the_same_numbers(lab, kernel, tmp_path):
+    """Issue 66: `python -m core notebook LAB --lang zh` (and the page's download in Chinese) gives the notebook in
+    Chinese: its texts, and the readings it prints as it runs; its numbers are the English page's."""
+    import re
+    from test_i18n import CJK, english_words
+    out = tmp_path / "zh.ipynb"
+    assert cli.main([lab, "--lang", "zh", "--out", str(out)]) == 0
+    nb = nbformat.reads(out.read_text(encoding="utf-8"), as_version=4)
+    assert cli.file_name(lab, {}, "zh") == f"rnnlab-{lab}-zh.ipynb"
+    texts = [re.sub(r"```.*?```|`[^`]*`", " ", c.source, flags=re.S) for c in nb.cells if c.cell_type == "markdown"]
+    assert all(CJK.search(t) and not english_words(t) for t in texts if t.strip() and not t.startswith("$$")), texts
+    run_notebook(nb, kernel)
+    said = [o["data"]["text/markdown"] for c in nb.cells if c.cell_type == "code" for o in c.outputs
+            if "text/markdown" in o.get("data", {})]
+    assert said and all(CJK.search(t) for t in said), said
+    numbers = nb.cells[-1 - len(exercise_cells(lab))]
+    printed = json.loads("".join(o.get("text", "") for o in numbers.outputs).strip().splitlines()[-1])
+    for name, value in expected(lab, settings_of(lab, {})).items():
+        assert printed[name] == pytest.approx(value, rel=1e-12, abs=1e-15), name
+    assert cli.main(["sampling", "--lang", "zh", "--out", str(tmp_path / "s.ipynb")]) == 2   # not translated yet

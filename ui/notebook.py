@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.i18n import _, listing
+from core.i18n import DEFAULT, _, current, listing
+from core.labs import TRANSLATED
 from core.labs import controls_of
 from core.notebooks import build
 from ui import url_state
@@ -49,15 +50,16 @@ def download_button(page: str, where=None) -> None:
     """This page at its current settings as a notebook (.ipynb): in the sidebar, or where (e.g. under a lab's
     controls, in the fragment that redraws them)."""
     values = current_values(page)
+    lang = current() if page in TRANSLATED else DEFAULT   # a page shown in English gives its English notebook
     try:
-        name = build.file_name(page, values)
+        name = build.file_name(page, values, lang)
     except ValueError:
-        values, name = {}, build.file_name(page)
+        values, name = {}, build.file_name(page, lang=lang)
     controls = controls_of(page)
     changed = listing(f"{_(controls[n].label)} = {controls[n].word(v)}" for n, v in values.items()
                         if (v != controls[n].default or page == "training") and n not in FIXED.get(page, {}))
     (where or st.sidebar).download_button(
-        _("Download as notebook"), data=lambda: build.dumps(build.build(page, values)), file_name=name,
+        _("Download as notebook"), data=lambda: build.dumps(build.build(page, values, lang)), file_name=name,
         mime="application/x-ipynb+json", icon=":material/download:", on_click="ignore", key=f"notebook.{page}",
         help=_("This page at its current settings as a Jupyter notebook: the same computations, figures, readings "
                "and exercises, to change and run in Jupyter (needs pip install -e . in a clone of RNN Lab). Settings "

@@ -10,7 +10,8 @@ from dataclasses import asdict
 from types import ModuleType
 
 from core.exercises.bank import for_lab
-from core.labs import PAGES, SETTINGS_OF, citation, controls_of, forecasting
+from core.i18n import DEFAULT, LANGS, _, current, speaking
+from core.labs import PAGES, SETTINGS_OF, TRANSLATED, citation, controls_of, forecasting
 
 MD, CODE = "markdown", "code"
 SETUP = """\
@@ -21,13 +22,14 @@ import json
 import numpy as np
 import plotly.graph_objects as go
 from IPython.display import Markdown, display
+from core.i18n import sentences, set_language
 
 
 def say(*claims):
     \"\"\"Show the page's readings: each a claim built by core from the numbers it states, as plain text (a
     word or a prefix typed in the settings is only text: never a link, an image or HTML).\"\"\"
     import html, re
-    text = html.escape(" ".join(str(c) for c in claims if c))
+    text = html.escape(sentences(*claims))
     display(Markdown(re.sub(r"([\\\\`*_{}\\[\\]()#+!|~$<>:=^.@-])", r"\\\\\\1", text)))"""
 
 
@@ -43,9 +45,10 @@ def settings_of(page: str, values: dict | None = None) -> dict:
 
 
 def settings_cell(page: str, settings: dict) -> str:
-    lines = [f"# The {PAGES[page].title} page's settings, as its address had them. Change one and run all again."]
+    lines = [_("# The {page} page's settings, as its address had them. Change one and run all again.").format(
+        page=_(PAGES[page].title))]
     lines.append("S = {")
-    lines += [f"    {name!r}: {value!r},   # {controls_of(page)[name].label}" for name, value in settings.items()]
+    lines += [f"    {name!r}: {value!r},   # {_(controls_of(page)[name].label)}" for name, value in settings.items()]
     lines.append("}")
     return "\n".join(lines)
 
@@ -56,19 +59,22 @@ def exercise_cells(page: str, act: int | None = None) -> list[tuple[str, str]]:
     exs = for_lab(page, act)
     if not exs:
         return []
-    cells = [(MD, "## Exercises: predict, then run\n\nWrite your answer in the first cell, then run the second: it "
-                  "runs the same computation the lab grades with and checks your answer against it.")]
-    for ex in exs:
-        options = "".join(f"\n- `{o}`" for o in ex.options)
-        cells.append((MD, f"**{ex.question}**{options}" + (f"\n\n*Hint:* {ex.hint}" if ex.hint else "")))
-        cells.append((CODE, f"my_answer = ...   # your prediction for {ex.key}: "
-                            + ("one of the options above, as a string" if ex.options else "a number")))
+    cells = [(MD, _("## Exercises: predict, then run\n\nWrite your answer in the first cell, then run the second: "
+                    "it runs the same computation the lab grades with and checks your answer against it."))]
+    nope, right = _("not quite: the computation says"), _("Right.")
+    for ex in exs:   # an option is typed as it is written in code; its words in the notebook's language beside it
+        options = "".join(f"\n- `{o}`" + ("" if _(o) == o else f" ({_(o)})") for o in ex.options)
+        cells.append((MD, f"**{_(ex.question)}**{options}" + (_("\n\n*Hint:* {hint}").format(hint=_(ex.hint))
+                                                             if ex.hint else "")))
+        cells.append((CODE, "my_answer = ...   # " + (_("your prediction for {key}: one of the options above, as a "
+                                                        "string") if ex.options else
+                                                      _("your prediction for {key}: a number")).format(key=ex.key)))
         cells.append((CODE, "from core.exercises import cache, types\nfrom core.exercises.bank import BANK\n\n"
                             f"ex = BANK[{ex.key!r}]\nsolution = cache.solve(ex)   # the trained ones: their shipped "
                             "answers\nprint(solution.explanation)\nif my_answer is not ...:\n"
                             "    assert types.grade(ex, my_answer, solution).correct, "
-                            "f\"not quite: the computation says {solution.answer!r}\"\n"
-                            "    print('Right.')"))
+                            f"f\"{nope} {{solution.answer!r}}\"\n"
+                            f"    print({right!r})"))
     return cells
 
 
@@ -102,18 +108,19 @@ def dumps(nb) -> str:
 
 
 def header(title: str, section: str, settings_text: str) -> list[tuple[str, str]]:
-    return [(MD, f"# RNN Lab: {title}\n\nFollows {citation(section)[0]}. Every number below is computed by "
-                 "RNN Lab's own core, the code the lab's page runs; the readings are built by the same functions "
-                 "from the numbers they state."),
-            (CODE, SETUP), (CODE, settings_text)]
+    return [(MD, _("# RNN Lab: {title}\n\nFollows {citation}. Every number below is computed by RNN Lab's own core, "
+                   "the code the lab's page runs; the readings are built by the same functions from the numbers they "
+                   "state.").format(title=title, citation=citation(section)[0])),
+            (CODE, SETUP + f"\n\nset_language({current()!r})   # the language of the readings below"),
+            (CODE, settings_text)]
 
 def module_cells(lab: ModuleType) -> list:
     """A lab built as one module (core/labs/<key>.py): its text, its computation, metrics, charts and readings run
     by the module's own functions (the page calls the same ones), the code it shows, and its numbers as JSON."""
     key = lab.KEY
     settings = "lab.settings_from(S)" if hasattr(lab, "settings_from") else "lab.Settings(**S)"
-    out = [(MD, lab.INTRO + (f"\n\n$${lab.FORMULA}$$" if lab.FORMULA else "")
-            + (f"\n\n*{lab.NOTATION}*" if lab.NOTATION else "")),
+    out = [(MD, _(lab.INTRO) + (f"\n\n$${lab.FORMULA}$$" if lab.FORMULA else "")
+            + (f"\n\n*{_(lab.NOTATION)}*" if lab.NOTATION else "")),
            (CODE, f"""from core.labs import {key} as lab
 
 r = lab.compute({settings})
@@ -123,8 +130,8 @@ for chart in lab.charts(r):
     say(chart.summary)"""),
            (CODE, "# What the page says, each sentence built from the numbers it states\nsay(*lab.readings(r))")]
     code = "\n\n".join(inspect.getsource(f) for f in lab.SOURCE)
-    out.append((MD, "### The code behind these figures\n\nRNN Lab's own functions, as the page shows them:\n\n"
-                    f"```python\n{code}```"))
+    out.append((MD, _("### The code behind these figures\n\nRNN Lab's own functions, as the page shows them:")
+                + f"\n\n```python\n{code}```"))
     out.append((CODE, numbers_cell(["**lab.numbers(r)"])))
     return out
 
@@ -185,19 +192,32 @@ def pages_with_notebooks() -> list[str]:
     return [p.key for p in PAGES.values() if p.lab] + ["chapter"]
 
 
-def build(page: str, values: dict | None = None):
-    """The notebook of a lab, or of the chapter's act values['act'], at these settings (by setting name)."""
+def check_lang(page: str, lang: str) -> str:
+    """The notebook's language: English for every page; another for a page whose strings are all translated."""
+    if lang not in LANGS:
+        raise ValueError(f"No language {lang!r}: choose one of {', '.join(LANGS)}.")
+    if lang != DEFAULT and page not in TRANSLATED:
+        raise ValueError(f"The {page} notebook is not translated into {LANGS[lang]} yet: so far "
+                         f"{', '.join(TRANSLATED)}. Leave out --lang for the English one.")
+    return lang
+
+
+def build(page: str, values: dict | None = None, lang: str = DEFAULT):
+    """The notebook of a lab, or of the chapter's act values['act'], at these settings (by setting name), in the
+    language `lang` (its texts, and the readings it prints when it runs)."""
     if page not in pages_with_notebooks():
         raise ValueError(f"No notebook for {page!r}: choose one of {', '.join(pages_with_notebooks())}.")
-    settings = settings_of(page, values)
-    act = settings.get("act") if page == "chapter" else None
-    title = f"The chapter, act {act}" if act else PAGES[page].title
-    section = PAGES["chapter"].module.SECTIONS[act] if act else section_of(page)
-    nb_cells = header(title, section, settings_cell(page, settings))
-    nb_cells += cells_of(page, act) + exercise_cells(page, act)
-    return notebook(nb_cells)
+    with speaking(check_lang(page, lang)):
+        settings = settings_of(page, values)
+        act = settings.get("act") if page == "chapter" else None
+        title = f"The chapter, act {act}" if act else _(PAGES[page].title)
+        section = PAGES["chapter"].module.SECTIONS[act] if act else section_of(page)
+        nb_cells = header(title, section, settings_cell(page, settings))
+        nb_cells += cells_of(page, act) + exercise_cells(page, act)
+        return notebook(nb_cells)
 
 
-def file_name(page: str, values: dict | None = None) -> str:
+def file_name(page: str, values: dict | None = None, lang: str = DEFAULT) -> str:
     settings = settings_of(page, values)
-    return f"rnnlab-{page}" + (f"-act{settings['act']}" if page == "chapter" else "") + ".ipynb"
+    return (f"rnnlab-{page}" + (f"-act{settings['act']}" if page == "chapter" else "")
+            + ("" if lang == DEFAULT else f"-{lang}") + ".ipynb")

@@ -40,15 +40,16 @@ def main(argv: list[str]) -> int:
     parser.add_argument("lab", help=f"one of {', '.join(pages_with_notebooks())}")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a setting (repeatable)")
     parser.add_argument("--out", help="the file to write (default: rnnlab-LAB.ipynb here)")
+    parser.add_argument("--lang", default="en", help="the notebook's language: en (default) or zh (translated labs)")
     args = parser.parse_args(argv)
     try:
         values = parse_sets(args.lab, args.set) if args.lab in pages_with_notebooks() else {}
-        nb = build(args.lab, values)
+        nb = build(args.lab, values, args.lang)
         check_computes(args.lab, values)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    out = Path(args.out or file_name(args.lab, values))
+    out = Path(args.out or file_name(args.lab, values, args.lang))
     out.write_text(dumps(nb), encoding="utf-8")
     print(f"wrote {out} ({len(nb.cells)} cells): open it in Jupyter, or run it with "
           f"jupyter nbconvert --to notebook --execute {out}")
