@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core.i18n import N_, _, current
 from core.labs import controls_of, gradient_flow as lab
 from ui import exercises, url_state
 from ui.common import deeper
@@ -19,9 +20,10 @@ def controls() -> lab.Settings:
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
-def computed(s: lab.Settings) -> tuple:
+def computed(s: lab.Settings, lang: str) -> tuple:
     """The result and its charts for these settings, built once for every learner who sets them (a class told
-    "now set T to 48" asks for the same ones at the same instant). Shared, so nothing changes them after."""
+    "now set T to 48" asks for the same ones at the same instant). Shared, so nothing changes them after. lang: the
+    language their words are in."""
     r = lab.compute(s)
     return r, {c.key: frozen_chart(c) for c in lab.charts(r)}
 
@@ -29,11 +31,11 @@ def computed(s: lab.Settings) -> tuple:
 def view(s: lab.Settings) -> None:
     """Everything the controls move: the metrics, the three figures and the notes."""
     exercises.hold_figures(lab.KEY)
-    r, charts = computed(s)
+    r, charts = computed(s, current())
     metric_row(lab.metrics(r))
-    regime = lab.regime(r)
+    regime, word = lab.regime(r), _(r.analysis.regime)     # the regime's word comes first in its sentence
     colour = REGIME_COLOURS[r.analysis.regime]
-    st.markdown(regime.text.replace(f": {r.analysis.regime} (", f": :{colour}[**{r.analysis.regime}**] (", 1))
+    st.markdown(regime.text.replace(word, f":{colour}[**{word}**]", 1))
     damped = lab.damping(r)
     if damped:
         st.info(damped.text)
@@ -42,11 +44,11 @@ def view(s: lab.Settings) -> None:
     show_chart(charts["eigenvalues"], c1)
     show_chart(charts["clipping"], c2)
     st.markdown(lab.notes(r))
-    deeper("gates", "The remedy, trained live: a plain RNN forgets across a delay, a GRU and an LSTM remember")
+    deeper("gates", N_("The remedy, trained live: a plain RNN forgets across a delay, a GRU and an LSTM remember"))
 
 
 def main() -> None:
-    url_state.page("gradflow")
+    url_state.page("gradient_flow")
     lab_intro(lab)
     exercises.assignment(lab.KEY)
     lab_body(lab, controls, view)

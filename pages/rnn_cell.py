@@ -178,7 +178,7 @@ def one_hot_or_embedding(run: cell_demo.WordRun) -> None:
 
 
 def main() -> None:
-    url_state.page("cell")
+    url_state.page("rnn_cell")
     header(lab.KEY)
     download_button(lab.KEY)
     st.markdown(lab.INTRO)

@@ -206,11 +206,11 @@ def test_open_it_on_its_own_sets_the_lab_up_on_the_page_the_learner_is_on():
     """A link to the page one is on changes nothing in Streamlit, so the card's button sets the address itself:
     the exercise's settings replace the ones the learner had moved, and the figures wait for an answer."""
     at = page("rnn_cell").run()
-    at.slider(key="cell.h").set_value(6).run()
+    at.slider(key="rnn_cell.h").set_value(6).run()
     at.button(key="ex.cell_state.open").click().run()
     assert not at.exception
     assert at.query_params[Url.EXERCISE] == "cell_state" and at.query_params["word"] == "unfathomable"
     assert at.query_params["h"] == "4" and any("figures appear after that" in i.value for i in at.info)
     at.number_input(key="ex.cell_state.answer").set_value(4).run()
     at.button(key="ex.cell_state.check").click().run()
-    assert at.slider(key="cell.h").value == 4                    # the exercise's h, not the 6 the learner had
+    assert at.slider(key="rnn_cell.h").value == 4                    # the exercise's h, not the 6 the learner had

@@ -159,10 +159,10 @@ def test_page_defaults_and_regime_change():
     at = page("gradient_flow").run()
     assert not at.exception
     assert metric(at, "Regime") in ("vanishing", "stable", "exploding")
-    at.select_slider(key="gradflow.scale").set_value(0.25).run()
+    at.select_slider(key="gradient_flow.scale").set_value(0.25).run()
     assert metric(at, "Regime") == "vanishing"
-    at.toggle(key="gradflow.tanh").set_value(False)
-    at.select_slider(key="gradflow.scale").set_value(4.0).run()
+    at.toggle(key="gradient_flow.tanh").set_value(False)
+    at.select_slider(key="gradient_flow.scale").set_value(4.0).run()
     assert metric(at, "Regime") == "exploding"
 
 

@@ -17,9 +17,10 @@ from core.labs import PAGES, TRANSLATED, citation, controls_of
 
 CJK = re.compile(r"[\u3400-\u9fff\u3000-\u303f\uff00-\uffef]")
 URL = re.compile(r"\(?https?://\S+|\[[^\]]*\]\([^)]*\)")
-MATH = re.compile(r"\$\$.*?\$\$|\$[^$]*\$|:material/\w+:", re.S)   # formulas, and Streamlit's icons
+MATH = re.compile(r"\$\$.*?\$\$|\$[^$]*\$|:material/\w+:|:[a-z]+\[", re.S)   # formulas; Streamlit's icons, colours
 # Words that stay as they are in Chinese: identifiers a control or a formula names, and proper names
-KEPT = {"tau", "sigma", "cos", "sin", "Jupyter", "install", "RNN", "Lab", "pip", "CPU", "csv"}
+KEPT = {"tau", "sigma", "cos", "sin", "tanh", "min", "numpy", "GRU", "LSTM", "Jupyter", "install", "RNN", "Lab", "pip",
+        "CPU", "csv"}
 NUMBER = re.compile(r"-?\d+(?:,\d{3})*(?:\.\d+)?(?:e[-+]?\d+)?")
 
 

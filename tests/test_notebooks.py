@@ -183,5 +183,5 @@ def test_a_translated_labs_notebook_runs_in_chinese_and_prints_the_same_numbers(
     numbers = nb.cells[-1 - len(exercise_cells(lab))]
     printed = json.loads("".join(o.get("text", "") for o in numbers.outputs).strip().splitlines()[-1])
     for name, value in expected(lab, settings_of(lab, {})).items():
-        assert printed[name] == pytest.approx(value, rel=1e-12, abs=1e-15), name
+        assert printed[name] == (pytest.approx(value, rel=1e-12, abs=1e-15) if isinstance(value, float) else value), name
     assert cli.main(["sampling", "--lang", "zh", "--out", str(tmp_path / "s.ipynb")]) == 2   # not translated yet

@@ -33,8 +33,8 @@ def shape_problems(key: str, source: str, draws_charts: bool, module=None) -> li
     if 'if __name__ == "__main__":\n    main()' not in source.rstrip()[-40:]:
         problems.append("does not end with: if __name__ == '__main__': main()")
     header = ("header(lab.KEY)", "lab_intro(lab)") if module else (f'header("{key}")',)
-    if not any(h in source for h in header) or 'url_state.page("' not in source:
-        problems.append("main() does not call header(key) and url_state.page(...)")
+    if not any(h in source for h in header) or f'url_state.page("{key}")' not in source:
+        problems.append("main() does not call header(key) and url_state.page(key)")   # key: its language, its widgets
     if module:
         problems += [f"its module lacks {name}" for name in LAB_MODULE_NAMES if not hasattr(module, name)]
         problems += [f"the page builds a figure ({f})" for f in sorted(functions) if f.endswith("_figure")]

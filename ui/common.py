@@ -88,7 +88,7 @@ def deeper(lab_key: str, text: str, **controls) -> None:
     ("text: the X lab")."""
     from core.labs import url_query
     entry = PAGES[lab_key]
-    lab_link(entry, f"{text}: the {entry.title} lab", url_query(lab_key, controls))
+    lab_link(entry, _("{text}: the {lab} lab").format(text=_(text), lab=_(entry.title)), url_query(lab_key, controls))
 
 
 def show_source(*objects, title: str = "") -> None:

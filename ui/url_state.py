@@ -25,8 +25,9 @@ _WRITTEN_KEY = "_rnnlab_written"   # widget key -> the URL text this page wrote 
 
 
 def page(namespace: str) -> None:
-    """Call once at the top of a page: widget keys become 'namespace.name', so pages never share state; the
-    learner is found again from this browser (ui.learner), never from the address."""
+    """Call once at the top of a page, with the page's key in the registry (core.labs.PAGES): widget keys become
+    'namespace.name', so pages never share state; the page's language is set (ui.lang); the learner is found again
+    from this browser (ui.learner), never from the address."""
     from ui import learner
     ensure_navigation()
     from ui import lang
@@ -185,7 +186,7 @@ def draw(s: Setting, *, lo: float | None = None, hi: float | None = None, choice
         widget_options.setdefault("help", _(s.help) if s.help else None)
         s = replace(s, label=_(s.label))
         if s.words and "format_func" not in widget_options:
-            widget_options["format_func"] = s.word
+            widget_options["format_func"] = lambda choice, s=s: _(s.word(choice))
         WIDGETS[_widget(s)](s, key, widget_options)
     value = _done(s, key)
     return value if value is None or s.kind not in (int, float, bool) or s.choices else s.kind(value)

@@ -11,7 +11,7 @@ from core.nn import cell_demo, gradflow, param_counts
 from core.sequences import forecast, readings
 from core.text import ngrams, tokens
 from core.exercises.types import Solution
-from core.i18n import _, listing
+from core.i18n import N_, _, listing, sentences
 
 # --- Forecasting -------------------------------------------------------------------------------------------
 
@@ -223,28 +223,34 @@ def reaches_back(s: dict) -> Solution:
 def thirty_steps_back(s: dict) -> Solution:
     W = gradflow.recurrent_matrix(s["n"], s["scale"], "orthogonal", 0)
     norms = gradflow.linear_gradient_norms(W, s["T"])
-    return Solution(float(norms[-1]), f"An orthogonal W_hh times {s['scale']:g} has every |eigenvalue| = "
-                                      f"{gradflow.spectral_radius(W):.3f}; {s['T']} steps back the linear gradient's "
-                                      f"norm is {norms[-1]:.4f} ({s['scale']:g}^{s['T']} = {s['scale'] ** s['T']:.4f}).",
-                    {"norm after T steps": float(norms[-1]), "ρ": gradflow.spectral_radius(W)})
+    return Solution(float(norms[-1]), _("An orthogonal W_hh times {scale:g} has every |eigenvalue| = {rho:.3f}; {T} "
+                                        "steps back the linear gradient's norm is {norm:.4f} ({scale:g}^{T} = "
+                                        "{power:.4f}).").format(scale=s["scale"], rho=gradflow.spectral_radius(W),
+                                                                 T=s["T"], norm=norms[-1], power=s["scale"] ** s["T"]),
+                    {_("norm after T steps"): float(norms[-1]), "ρ": gradflow.spectral_radius(W)})
 
 
 def clipping_restores(s: dict) -> Solution:
     a = gradflow.analyse(s["n"], s["scale"], s["T"], theta=s["theta"])
     before, after = gradflow.distant_share(a.shown), gradflow.distant_share(a.clipped)
     same = math.isclose(before, after, rel_tol=1e-9, abs_tol=1e-300)
-    shares = (f"The older half of the steps carries {100 * before:.3g}% of the squared gradient before clipping and "
-              f"{100 * after:.3g}% after")
+    at = dict(before=100 * before, after=100 * after, norm=a.whole_norm, theta=s["theta"], factor=a.clip_factor)
     if a.clip_factor == 1.0:
-        how = (f"the stacked gradient's norm, {a.whole_norm:.3g}, is not above θ = {s['theta']:g}, so clipping "
-               "leaves it alone and nothing can change; where the norm is above θ, clipping multiplies every "
-               "step by one factor, and the shares stay the same then too.")
+        text = _("The older half of the steps carries {before:.3g}% of the squared gradient before clipping and "
+                 "{after:.3g}% after: the stacked gradient's norm, {norm:.3g}, is not above θ = {theta:g}, so "
+                 "clipping leaves it alone and nothing can change; where the norm is above θ, clipping multiplies "
+                 "every step by one factor, and the shares stay the same then too.")
+    elif same:
+        text = _("The older half of the steps carries {before:.3g}% of the squared gradient before clipping and "
+                 "{after:.3g}% after: the stacked gradient's norm, {norm:.3g}, is above θ = {theta:g}, so clipping "
+                 "multiplied every step by the same {factor:.3g}, and each step's share is unchanged.")
     else:
-        how = (f"the stacked gradient's norm, {a.whole_norm:.3g}, is above θ = {s['theta']:g}, so clipping "
-               f"multiplied every step by the same {a.clip_factor:.3g}, and each step's share "
-               + ("is unchanged." if same else "changed."))
-    return Solution("no" if same else "yes", f"{shares}: {how}",
-                    {"share before (%)": 100 * before, "share after (%)": 100 * after, "clip factor": a.clip_factor})
+        text = _("The older half of the steps carries {before:.3g}% of the squared gradient before clipping and "
+                 "{after:.3g}% after: the stacked gradient's norm, {norm:.3g}, is above θ = {theta:g}, so clipping "
+                 "multiplied every step by the same {factor:.3g}, and each step's share changed.")
+    return Solution("no" if same else "yes", text.format(**at),
+                    {_("share before (%)"): 100 * before, _("share after (%)"): 100 * after,
+                     _("clip factor"): a.clip_factor})
 
 
 def long_sequences(s: dict) -> Solution:
@@ -256,22 +262,25 @@ def long_sequences(s: dict) -> Solution:
     low, high = norms[s["low"]], norms[s["high"]]
     steady = all(abs(v - 1.0) < 1e-9 for v in (low, high))
     answer = "nothing changes" if steady else "the gradient vanishes or explodes over the steps"
+    at = dict(T=s["T"], low_rho=s["low"], high_rho=s["high"], low=low, high=high)
     if steady:
-        where = (f"{s['T']} steps back through a linear RNN whose W_hh is orthogonal with ρ = {s['low']:g}, the "
-                 f"gradient's norm is still {low:.6g}: an orthogonal matrix keeps lengths, so here nothing changes. "
-                 "Only such a matrix, exactly on the edge, keeps the gradient's size; training does not keep W_hh "
-                 "there.")
+        where = _("{T} steps back through a linear RNN whose W_hh is orthogonal with ρ = {low_rho:g}, the gradient's "
+                  "norm is still {low:.6g}: an orthogonal matrix keeps lengths, so here nothing changes. Only such a "
+                  "matrix, exactly on the edge, keeps the gradient's size; training does not keep W_hh there.")
+    elif low < 1e-3 and high > 1e3:
+        where = _("{T} steps back through a linear RNN, the gradient's norm is {low:.3g} with ρ = {low_rho:g} and "
+                  "{high:.3g} with ρ = {high_rho:g} (it starts at 1): it is multiplied by the recurrent matrix once "
+                  "per step, so it has vanished or exploded.")
     else:
-        gone = low < 1e-3 and high > 1e3
-        where = (f"{s['T']} steps back through a linear RNN, the gradient's norm is {low:.3g} with ρ = {s['low']:g} "
-                 f"and {high:.3g} with ρ = {s['high']:g} (it starts at 1): it is multiplied by the recurrent matrix "
-                 "once per step, " + ("so it has vanished or exploded." if gone else
-                                      f"so it shrinks or grows by a fixed factor a step and vanishes or explodes "
-                                      "over more steps."))
-    return Solution(answer, where + " Clipping (this chapter) tames the explosion; gated cells, LSTM and GRU in the "
-                    "next chapter, keep a path along which the gradient neither shrinks nor grows; attention, later, "
-                    "reaches every earlier token directly.",
-                    {f"norm with ρ = {s['low']:g}": low, f"norm with ρ = {s['high']:g}": high})
+        where = _("{T} steps back through a linear RNN, the gradient's norm is {low:.3g} with ρ = {low_rho:g} and "
+                  "{high:.3g} with ρ = {high_rho:g} (it starts at 1): it is multiplied by the recurrent matrix once "
+                  "per step, so it shrinks or grows by a fixed factor a step and vanishes or explodes over more steps.")
+    return Solution(answer, sentences(where.format(**at), _(
+                        "Clipping (this chapter) tames the explosion; gated cells, LSTM and GRU in the next chapter, "
+                        "keep a path along which the gradient neither shrinks nor grows; attention, later, reaches "
+                        "every earlier token directly.")),
+                    {_("norm with ρ = {rho:g}").format(rho=s["low"]): low,
+                     _("norm with ρ = {rho:g}").format(rho=s["high"]): high})
 
 
 def _symmetric(eigenvalues: list[float], seed: int = 0) -> np.ndarray:
@@ -284,12 +293,14 @@ def power_eigenvalue(s: dict) -> Solution:
     M = _symmetric(s["eigenvalues"])
     Mk = np.linalg.matrix_power(M, s["k"])
     top = float(np.max(np.abs(np.linalg.eigvalsh(Mk))))
-    return Solution(top, f"numpy's eigenvalues of M^{s['k']} are " + ", ".join(
-        f"{v:.4g}" for v in sorted(np.linalg.eigvalsh(Mk), key=abs, reverse=True)) +
-        f": each eigenvalue of M to the power {s['k']} (" + ", ".join(f"{v:g}^{s['k']}" for v in s["eigenvalues"]) +
-        "), so the largest one grows or shrinks fastest.", {f"largest |eigenvalue| of M^{s['k']}": top},
-        {float(max(map(abs, s["eigenvalues"]))) * s["k"]: "That multiplies the eigenvalue by k; M^k raises it to "
-                                                           "the power k."})
+    values = listing(f"{v:.4g}" for v in sorted(np.linalg.eigvalsh(Mk), key=abs, reverse=True))
+    powers = listing(f"{v:g}^{s['k']}" for v in s["eigenvalues"])
+    return Solution(top, _("numpy's eigenvalues of M^{k} are {values}: each eigenvalue of M to the power {k} "
+                           "({powers}), so the largest one grows or shrinks fastest.").format(
+                               k=s["k"], values=values, powers=powers),
+                    {_("largest |eigenvalue| of M^{k}").format(k=s["k"]): top},
+                    {float(max(map(abs, s["eigenvalues"]))) * s["k"]: _("That multiplies the eigenvalue by k; M^k raises "
+                                                                        "it to the power k.")})
 
 
 ALIGNED = 0.99      # two directions whose |cosine| is above this count as the same
@@ -306,22 +317,25 @@ def power_alignment(s: dict) -> Solution:
     cos_own = abs(float(y @ x)) / float(np.linalg.norm(y) * np.linalg.norm(x))
     answer = "the eigenvector of the largest |eigenvalue|" if cos_y > ALIGNED else "x's own direction" \
         if cos_own > ALIGNED else "no particular direction"
-    return Solution(answer, f"A random x makes an angle whose cosine is {cos_x:.3f} with the top eigenvector; "
-                            f"M^{s['k']} x has cosine {cos_y:.6f} with it, and {cos_own:.6f} with x itself "
-                            f"(a cosine above {ALIGNED:g} counts as the same direction). Each multiplication scales "
-                            "the top component most, so the others fade: for an RNN, the gradient sent back many "
-                            "steps ends up along one direction, whatever the loss asked for.",
-                    {"cosine before": cos_x, f"cosine after M^{s['k']}": cos_y, "cosine with x": cos_own})
+    return Solution(answer, _("A random x makes an angle whose cosine is {before:.3f} with the top eigenvector; M^{k} x "
+                              "has cosine {after:.6f} with it, and {own:.6f} with x itself (a cosine above {aligned:g} "
+                              "counts as the same direction). Each multiplication scales the top component most, so "
+                              "the others fade: for an RNN, the gradient sent back many steps ends up along one "
+                              "direction, whatever the loss asked for.").format(
+                                  before=cos_x, k=s["k"], after=cos_y, own=cos_own, aligned=ALIGNED),
+                    {_("cosine before"): cos_x, _("cosine after M^{k}").format(k=s["k"]): cos_y,
+                     _("cosine with x"): cos_own})
 
 
 def linear_regime(s: dict) -> Solution:
     a = gradflow.analyse(s["n"], s["scale"], s["T"], use_tanh=False)
-    return Solution(a.regime, f"ρ = {a.rho:.3f}; after {s['T']} steps the linear gradient's norm is "
-                              f"{a.linear[-1]:.3g}, which counts as {a.regime}.",
-                    {"ρ": a.rho, "norm after T": float(a.linear[-1])})
+    return Solution(a.regime, _("ρ = {rho:.3f}; after {T} steps the linear gradient's norm is {norm:.3g}, which "
+                                "counts as {regime}.").format(rho=a.rho, T=s["T"], norm=a.linear[-1],
+                                                               regime=_(a.regime)),
+                    {"ρ": a.rho, _("norm after T"): float(a.linear[-1])})
 
 
-FADES, KEEPS, EXPLODES = "it fades over the steps", "it keeps its size", "it explodes over the steps"
+FADES, KEEPS, EXPLODES = N_("it fades over the steps"), N_("it keeps its size"), N_("it explodes over the steps")
 
 
 def fate(norm: float) -> str:
@@ -335,13 +349,16 @@ def language_model_problem(s: dict) -> Solution:
     a = gradflow.analyse(s["n"], s["scale"], s["T"], use_tanh=s["use_tanh"], input_scale=s.get("input_scale", 1.0))
     norm = float(a.shown[-1])
     answer = fate(norm)
-    through = "through tanh" if s["use_tanh"] else "with no tanh"
-    why = {FADES: "so a token that far back hardly changes what the model learns: the RNN has a state that can carry "
-                  "the whole past, but training cannot teach it to use tokens far back (the vanishing gradient).",
-           EXPLODES: "so one long window can throw the weights far off: the exploding gradient, which clipping tames "
-                     "but does not cure.",
-           KEEPS: "so here it neither fades nor explodes."}[answer]
-    return Solution(answer, f"{s['T']} steps back {through} at weight scale {s['scale']:g} (ρ = {a.rho:.2f}), the "
-                            f"gradient, which starts at norm 1, has norm {norm:.3g}, {a.growth:.3g} per step: {why}",
-                    {"norm after T steps": norm, "per step": a.growth, "ρ": a.rho})
+    at = dict(T=s["T"], scale=s["scale"], rho=a.rho, norm=norm, growth=a.growth)
+    head = (_("{T} steps back through tanh at weight scale {scale:g} (ρ = {rho:.2f}), the gradient, which starts at "
+              "norm 1, has norm {norm:.3g}, {growth:.3g} per step: {why}") if s["use_tanh"] else
+            _("{T} steps back with no tanh at weight scale {scale:g} (ρ = {rho:.2f}), the gradient, which starts at "
+              "norm 1, has norm {norm:.3g}, {growth:.3g} per step: {why}"))
+    why = {FADES: _("so a token that far back hardly changes what the model learns: the RNN has a state that can carry "
+                    "the whole past, but training cannot teach it to use tokens far back (the vanishing gradient)."),
+           EXPLODES: _("so one long window can throw the weights far off: the exploding gradient, which clipping "
+                       "tames but does not cure."),
+           KEEPS: _("so here it neither fades nor explodes.")}[answer]
+    return Solution(answer, head.format(why=why, **at),
+                    {_("norm after T steps"): norm, _("per step"): a.growth, "ρ": a.rho})
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from core.claims import Claim, claim
+from core.i18n import N_, _, ngettext
 from core.nn import gradflow
 
 OUTSIDE_TOL = 1e-9        # an eigenvalue with |λ| > 1 + this lies outside the unit circle
@@ -20,8 +21,11 @@ def times(ratio: float) -> str:
     return f"{ratio:.3g}" if ratio >= 1e-3 or ratio == 0 else f"{ratio:.2g}"
 
 
+REGIMES = {"vanishing": N_("vanishing"), "stable": N_("stable"), "exploding": N_("exploding")}   # for the catalog
+
+
 def _steps(n: int) -> str:
-    return "1 step" if n == 1 else f"{n} steps"
+    return ngettext("{n} step", "{n} steps", n).format(n=n)
 
 
 def change(norms: np.ndarray) -> Claim:
@@ -32,74 +36,94 @@ def change(norms: np.ndarray) -> Claim:
     total = float(norms[-1] / norms[0])
     name = gradflow.regime(rate)
     if rate > 1:
-        how = f"grows by a factor of {rate:.3g} per step back ({times(total)} times its size after {_steps(steps)})"
+        text = _("The gradient grows by a factor of {rate:.3g} per step back ({total} times its size after {steps}): "
+                 "{regime}")
     elif rate < 1:
-        how = f"shrinks to {rate:.3g} of its size per step back ({times(total)} after {_steps(steps)})"
+        text = _("The gradient shrinks to {rate:.3g} of its size per step back ({total} after {steps}): {regime}")
     else:
-        how = f"keeps its size at every step back ({_steps(steps)})"
-    return claim(f"gradflow.{name}", f"The gradient {how}: {name}", rate=rate, total=total, steps=steps)
+        text = _("The gradient keeps its size at every step back ({steps}): {regime}")
+    return claim(f"gradflow.{name}", text.format(rate=rate, total=times(total), steps=_steps(steps),
+                                                 regime=_(name)), rate=rate, total=total, steps=steps)
 
 
 def regime(a: gradflow.Analysis) -> Claim:
     """The lab's regime sentence: the change per step on the curve shown, its regime, the band's edges and ρ."""
     c = change(a.shown)
-    text = (f"{c.text} (below {gradflow.VANISH_RATE:g} per step counts as vanishing, above "
-            f"{gradflow.EXPLODE_RATE:g} as exploding; ρ = {a.rho:.2f}).")
+    text = _("{change} (below {vanish:g} per step counts as vanishing, above {explode:g} as exploding; "
+             "ρ = {rho:.2f}).").format(change=c.text, vanish=gradflow.VANISH_RATE, explode=gradflow.EXPLODE_RATE,
+                                      rho=a.rho)
     return Claim(text, c.kind, {**c.numbers, "rho": a.rho})
 
 
 def outside(a: gradflow.Analysis) -> Claim:
     """How many eigenvalues of W_hh lie outside the unit circle, and the spectral radius."""
     count = int(np.sum(np.abs(a.eigenvalues) > 1 + OUTSIDE_TOL))
-    where = "none lies" if count == 0 else "1 lies" if count == 1 else f"{count} lie"
-    return claim("gradflow.outside", f"The {len(a.eigenvalues)} eigenvalues of W_hh in the complex plane: the largest "
-                 f"|λ|, the spectral radius, is {a.rho:.3f}; {where} outside the unit circle.",
-                 count=count, rho=a.rho)
+    text = (_("The {n} eigenvalues of W_hh in the complex plane: the largest |λ|, the spectral radius, is {rho:.3f}; "
+              "none lies outside the unit circle.") if count == 0 else
+            ngettext("The {n} eigenvalues of W_hh in the complex plane: the largest |λ|, the spectral radius, is "
+                     "{rho:.3f}; {count} lies outside the unit circle.",
+                     "The {n} eigenvalues of W_hh in the complex plane: the largest |λ|, the spectral radius, is "
+                     "{rho:.3f}; {count} lie outside the unit circle.", count))
+    return claim("gradflow.outside", text.format(n=len(a.eigenvalues), rho=a.rho, count=count), count=count,
+                 rho=a.rho)
 
 
 def percent(share: float) -> str:
     """A share as a learner reads it: 99.8%, 3.2%, 0.05%, or under 0.01% (never 1.31e-05%)."""
-    return f"{100 * share:.3g}%" if share >= 1e-4 else ("under 0.01%" if share > 0 else "0%")
+    return f"{100 * share:.3g}%" if share >= 1e-4 else (_("under 0.01%") if share > 0 else "0%")
 
 
 def clip_action(a: gradflow.Analysis, theta: float) -> Claim:
     """Whether clipping at θ changes the stacked state gradients, and by what one factor."""
-    stacked = ("The gradients with respect to the states, all steps stacked into one vector (a stand-in here: "
-               "training clips the gradient of the parameters, g ← min(1, θ/‖g‖)·g), have the norm "
-               f"{a.whole_norm:.3g}")
+    at = dict(norm=a.whole_norm, theta=theta, factor=a.clip_factor)
     if a.clip_factor == 1.0:
-        return claim("clip.leaves", f"{stacked}, not above θ = {theta:g}: clipping leaves them alone.",
+        return claim("clip.leaves", _("The gradients with respect to the states, all steps stacked into one vector (a "
+                     "stand-in here: training clips the gradient of the parameters, g ← min(1, θ/‖g‖)·g), have the "
+                     "norm {norm:.3g}, not above θ = {theta:g}: clipping leaves them alone.").format(**at),
                      norm=a.whole_norm, theta=theta, factor=1.0)
-    return claim("clip.scales", f"{stacked}, above θ = {theta:g}: every step is multiplied by the same "
-                 f"{a.clip_factor:.3g}, so the curve moves down without changing shape.",
+    return claim("clip.scales", _("The gradients with respect to the states, all steps stacked into one vector (a "
+                 "stand-in here: training clips the gradient of the parameters, g ← min(1, θ/‖g‖)·g), have the norm "
+                 "{norm:.3g}, above θ = {theta:g}: every step is multiplied by the same {factor:.3g}, so the curve "
+                 "moves down without changing shape.").format(**at),
                  norm=a.whole_norm, theta=theta, factor=a.clip_factor)
 
 
 def clip_share(a: gradflow.Analysis) -> Claim:
     """The older half's share of the squared norm (the same before and after clipping) and what it means."""
     share = gradflow.distant_share(a.shown)
-    held = f"The older half of the steps carries {percent(share)} of the squared norm before clipping and after it"
+    shown = percent(share)
     if a.regime == "vanishing" and share < 0.01:
-        return claim("clip.share_vanished", f"{held}: clipping cannot bring back a long-range signal that has "
-                     "vanished.", share=share)
+        return claim("clip.share_vanished", _("The older half of the steps carries {share} of the squared norm before "
+                     "clipping and after it: clipping cannot bring back a long-range signal that has vanished.").format(
+                         share=shown), share=share)
     if share > DOMINATE:
-        return claim("clip.share_distant", f"{held}: clipping keeps the steps' proportions, so the distant steps "
-                     "still dominate.", share=share)
-    return claim("clip.share_kept", f"{held}: clipping changes the size of the gradient, never how it is shared "
-                 "between steps.", share=share)
+        return claim("clip.share_distant", _("The older half of the steps carries {share} of the squared norm before "
+                     "clipping and after it: clipping keeps the steps' proportions, so the distant steps still "
+                     "dominate.").format(share=shown), share=share)
+    return claim("clip.share_kept", _("The older half of the steps carries {share} of the squared norm before clipping "
+                 "and after it: clipping changes the size of the gradient, never how it is shared between "
+                 "steps.").format(share=shown), share=share)
 
 
 def damping(a: gradflow.Analysis) -> Claim | None:
     """With tanh and ρ > 1, when the rate is well below ρ: the tanh slopes damp the gradient (None otherwise)."""
     if a.tanh is None or not (a.rho > 1 and a.growth < DAMPED * a.rho):
         return None
-    effect = {"vanishing": "so a tanh RNN with ρ > 1 can still lose its long-range gradient, as it does here",
-              "exploding": "though here the gradient still grows",
-              "stable": "which holds the gradient near a steady size here"}[a.regime]
-    return claim(f"gradflow.damped_{a.regime}", f"ρ is {a.rho:.2f} > 1, yet the gradient changes by only "
-                 f"{a.growth:.2f} per step: each step back also multiplies by the tanh slopes 1 - h², which average "
-                 f"{a.mean_slope:.2f} in this run ({100 * a.saturated:.0f}% of the units have |h| > 0.99, where the "
-                 f"slope is almost 0). Those slopes damp the gradient, {effect}.",
+    text = {"vanishing": _("ρ is {rho:.2f} > 1, yet the gradient changes by only {rate:.2f} per step: each step back "
+                           "also multiplies by the tanh slopes 1 - h², which average {slope:.2f} in this run "
+                           "({saturated:.0f}% of the units have |h| > 0.99, where the slope is almost 0). Those slopes "
+                           "damp the gradient, so a tanh RNN with ρ > 1 can still lose its long-range gradient, as it "
+                           "does here."),
+            "exploding": _("ρ is {rho:.2f} > 1, yet the gradient changes by only {rate:.2f} per step: each step back "
+                           "also multiplies by the tanh slopes 1 - h², which average {slope:.2f} in this run "
+                           "({saturated:.0f}% of the units have |h| > 0.99, where the slope is almost 0). Those slopes "
+                           "damp the gradient, though here the gradient still grows."),
+            "stable": _("ρ is {rho:.2f} > 1, yet the gradient changes by only {rate:.2f} per step: each step back also "
+                        "multiplies by the tanh slopes 1 - h², which average {slope:.2f} in this run ({saturated:.0f}% "
+                        "of the units have |h| > 0.99, where the slope is almost 0). Those slopes damp the gradient, "
+                        "which holds the gradient near a steady size here.")}[a.regime]
+    return claim(f"gradflow.damped_{a.regime}", text.format(rho=a.rho, rate=a.growth, slope=a.mean_slope,
+                                                            saturated=100 * a.saturated),
                  rho=a.rho, rate=a.growth, slope=a.mean_slope)
 
 
@@ -108,16 +132,17 @@ def saturation(rates: dict[tuple[float, float], float], where: str) -> Claim:
     matrix and steps `where` names (saturation_rates computes them)."""
     r2, r4 = (rates[2.0, 0.0], rates[2.0, 5.0]), (rates[4.0, 0.0], rates[4.0, 5.0])
 
-    def moves(pair) -> str:
-        return "falls" if pair[1] < pair[0] else "rises" if pair[1] > pair[0] else "stays"
+    def moves(pair) -> str:      # a verb between "from A" and "to B" (Chinese: 从 A 下降到 B)
+        return _("falls") if pair[1] < pair[0] else _("rises") if pair[1] > pair[0] else _("stays")
 
     def after(rate: float) -> str:
-        return {"vanishing": "vanishing", "stable": "holding its size", "exploding": "still growing"}[
+        return {"vanishing": _("vanishing"), "stable": _("holding its size"), "exploding": _("still growing")}[
             gradflow.regime(rate)]
-    return claim("gradflow.saturation", "Turn tanh on and raise the input scale from 0 to 5: saturated units pass "
-                 f"back less of the gradient. For {where}, at weight scale 2 the gradient's rate per step "
-                 f"{moves(r2)} from {r2[0]:.2f} to {r2[1]:.2f}, {after(r2[1])}; at scale 4 it {moves(r4)} from "
-                 f"{r4[0]:.2f} to {r4[1]:.2f}, {after(r4[1])}.",
+    return claim("gradflow.saturation", _("Turn tanh on and raise the input scale from 0 to 5: saturated units pass "
+                 "back less of the gradient. For {where}, at weight scale 2 the gradient's rate per step {moves2} from "
+                 "{a2:.2f} to {b2:.2f}, {after2}; at scale 4 it {moves4} from {a4:.2f} to {b4:.2f}, {after4}.").format(
+                     where=where, moves2=moves(r2), a2=r2[0], b2=r2[1], after2=after(r2[1]), moves4=moves(r4),
+                     a4=r4[0], b4=r4[1], after4=after(r4[1])),
                  **{f"rate_{s:g}_{i:g}": r for (s, i), r in rates.items()})
 
 
