@@ -227,10 +227,15 @@ def stream(lm: LanguageModel, prefix: str, temperature: float = 1.0, top_k: int 
            top_p: float | None = None, seed: int | None = None):
     """An endless generator of (token id, probability under the untempered model) after prefix.
     Only the recurrent state is carried between tokens: memory stays constant however long it runs."""
+    return _draws(lm, lm.prepare_prefix(prefix)[0], temperature, top_k, top_p, seed)
+
+
+def _draws(lm: LanguageModel, cleaned: str, temperature: float, top_k: int | None, top_p: float | None,
+           seed: int | None):
+    """stream's tokens after a prefix already prepared (LanguageModel.prepare_prefix)."""
     V = len(lm.vocab)
     temperature, top_k, top_p = _check_filters(V, temperature, top_k, top_p)
     rng = np.random.default_rng(None if seed is None else check_int("seed", seed, 0))
-    cleaned, _ = lm.prepare_prefix(prefix)
     stepper = Stepper(lm)
     logits = stepper.read(cleaned)
     no_unk = getattr(lm.vocab, "kind", "") == "char" and V > 1   # never emit <unk>
@@ -259,9 +264,9 @@ def sample(lm: LanguageModel, prefix: str, length: int = 200, temperature: float
            top_p: float | None = None, seed: int | None = None) -> Sample:
     """Generate `length` tokens after `prefix`. Temperature 0 is greedy; a seed makes it reproducible."""
     length = check_int("length", length, 1, MAX_LENGTH)
-    cleaned, unknown = lm.prepare_prefix(prefix)
+    cleaned, unknown = lm.prepare_prefix(prefix)     # once: the draws start from it
     ids, probs = [], []
-    for nxt, prob in stream(lm, prefix, temperature, top_k, top_p, seed):
+    for nxt, prob in _draws(lm, cleaned, temperature, top_k, top_p, seed):
         ids.append(nxt)
         probs.append(prob)
         if len(ids) == length:
