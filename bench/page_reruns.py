@@ -11,9 +11,9 @@ from common import rerun_ms, summary
 
 if __name__ == "__main__":
     print(summary("gradient flow, scale change, n=32 T=24",
-                  rerun_ms("gradient_flow", lambda at, i: at.select_slider(key="gradflow.scale").set_value([0.5, 1.0, 2.0][i % 3])), 100))
+                  rerun_ms("gradient_flow", lambda at, i: at.select_slider(key="gradient_flow.scale").set_value([0.5, 1.0, 2.0][i % 3])), 100))
     print(summary("gradient flow, scale change, n=256 T=200",
-                  rerun_ms("gradient_flow", lambda at, i: at.select_slider(key="gradflow.scale").set_value([0.5, 1.0, 2.0][i % 3]),
+                  rerun_ms("gradient_flow", lambda at, i: at.select_slider(key="gradient_flow.scale").set_value([0.5, 1.0, 2.0][i % 3]),
                            query={"n": "256", "T": "200"}), 300))
     try:
         print(summary("text to tokens, cleaning toggled (corpus cached)",
