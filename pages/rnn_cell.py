@@ -81,9 +81,9 @@ def two_products_or_one() -> None:
                 "X·W_xh + H·W_hh. Fast implementations go the other way: X_t·W_xh does not depend on the state, "
                 "so they compute it for every step at once before the loop and do only H·W_hh inside it (as "
                 "`core/nn/fused.py` does). Random matrices of the book's shapes:")
-    if st.button("New random matrices", key="cell.concat_new"):
-        st.session_state["cell.concat_seed"] = st.session_state.get("cell.concat_seed", 0) + 1
-    two, one = cell_demo.concat_example(st.session_state.get("cell.concat_seed", 0))
+    if st.button("New random matrices", key="rnn_cell.concat_new"):
+        st.session_state["rnn_cell.concat_seed"] = st.session_state.get("rnn_cell.concat_seed", 0) + 1
+    two, one = cell_demo.concat_example(st.session_state.get("rnn_cell.concat_seed", 0))
     q1, q2, q3 = st.columns(3)
     q1.markdown("X W_xh + H W_hh")
     q1.dataframe(pd.DataFrame(two).round(4), hide_index=True)
@@ -119,12 +119,12 @@ def proof() -> None:
         "shows that code) and again in torch for speed; both must match all three. A check passes when the two "
         f"numbers differ by no more than its tolerance: {lab.tolerance_words()}. The same checks run from the "
         "command line: `python -m core verify`.")
-    if st.button("Run the verification checks", type="primary", key="cell.verify"):
+    if st.button("Run the verification checks", type="primary", key="rnn_cell.verify"):
         with st.spinner("Checking ..."):
             results = verify.run_checks()
-        st.session_state["cell.results"] = [(r.name, r.error, r.tolerance, r.passed) for r in results]
-    if "cell.results" in st.session_state:
-        rows = st.session_state["cell.results"]
+        st.session_state["rnn_cell.results"] = [(r.name, r.error, r.tolerance, r.passed) for r in results]
+    if "rnn_cell.results" in st.session_state:
+        rows = st.session_state["rnn_cell.results"]
         passed = sum(r[3] for r in rows)
         (st.success if passed == len(rows) else st.error)(f"{passed} passed, {len(rows) - passed} failed")
         st.caption(lab.largest_error_words(rows))
@@ -137,10 +137,10 @@ def check_one_gradient(run: cell_demo.WordRun) -> None:
     st.subheader("Check one gradient yourself")
     names = [k for k in rnn_ref.PARAM_ORDER if k in run.params] + ["H0"]
     f1, f2, f3 = st.columns(3)
-    pname = f1.selectbox("Parameter", names, index=names.index("W_hh"), key="cell.fd_param")
+    pname = f1.selectbox("Parameter", names, index=names.index("W_hh"), key="rnn_cell.fd_param")
     shape = run.cache.H[0].shape if pname == "H0" else run.params[pname].shape
-    i = f2.number_input(f"Row (0..{shape[0] - 1})", 0, shape[0] - 1, 0, key="cell.fd_i")
-    j = f3.number_input(f"Column (0..{shape[1] - 1})", 0, shape[1] - 1, 0, key="cell.fd_j") if len(shape) > 1 else None
+    i = f2.number_input(f"Row (0..{shape[0] - 1})", 0, shape[0] - 1, 0, key="rnn_cell.fd_i")
+    j = f3.number_input(f"Column (0..{shape[1] - 1})", 0, shape[1] - 1, 0, key="rnn_cell.fd_j") if len(shape) > 1 else None
     idx = (int(i),) if j is None else (int(i), int(j))
     analytic, numeric, error = lab.gradient_check(run, pname, idx)
     g1, g2, g3 = st.columns(3)

@@ -27,21 +27,21 @@ def test_cell_page_defaults_and_stepping():
     assert float(metric(at, "Largest difference")) < 1e-12
     first = [m.value for m in at.markdown if shown(m).startswith("Step t = 1:")]
     assert first
-    at.slider(key="cell.t").set_value(3).run()
+    at.slider(key="rnn_cell.t").set_value(3).run()
     assert any(shown(m).startswith("Step t = 3:") for m in at.markdown)
     assert float(metric(at, "Relative error")) < 1e-6
 
 
 def test_cell_page_runs_the_proof():
     at = page("rnn_cell").run()
-    at.button(key="cell.verify").click().run()
+    at.button(key="rnn_cell.verify").click().run()
     assert not at.exception
     summary = at.success[0].value
     passed = int(summary.split()[0])
     assert passed >= 40 and summary.endswith("0 failed")
     from core.nn import verify
     from core.labs.rnn_cell import tol
-    text, tolerances = " ".join(m.value for m in at.markdown), [r[2] for r in at.session_state["cell.results"]]
+    text, tolerances = " ".join(m.value for m in at.markdown), [r[2] for r in at.session_state["rnn_cell.results"]]
     assert f"no more than its tolerance: {tol(verify.TOL_ABS)}" in text     # the tolerances said are those used
     said = {verify.TOL_ABS, verify.TOL_REL, verify.TOL_IDENTITY, 0.0}
     assert set(tolerances) <= said and f"{tol(verify.TOL_IDENTITY)} where" in text
@@ -71,7 +71,7 @@ def test_cell_page_two_letter_words_have_one_step_and_no_slider():
         at = page("rnn_cell", word=word).run()
         assert not at.exception, word
         assert any(shown(m).startswith("Step t = 1:") for m in at.markdown), word
-        assert not [s for s in at.slider if s.key == "cell.t"]
+        assert not [s for s in at.slider if s.key == "rnn_cell.t"]
 
 
 def test_sampling_top_k_is_bounded_by_the_model():
@@ -356,9 +356,9 @@ def test_the_one_hot_section_has_its_own_letter_and_does_not_follow_the_step_sli
     lookup = lambda: next(m.value for m in at.markdown if m.value.startswith("A one-hot input is a row"))
     before = lookup()
     assert "the letter 'c' (fed in at step t = 3) has id" in before
-    at.slider(key="cell.t").set_value(5).run()
+    at.slider(key="rnn_cell.t").set_value(5).run()
     assert lookup() == before and not at.exception
-    at.selectbox(key="cell.letter").set_value("h").run()
+    at.selectbox(key="rnn_cell.letter").set_value("h").run()
     assert "the letter 'h' (fed in at step t = 4)" in lookup() and at.query_params["letter"] == "h"
     odd = page("rnn_cell", letter="e").run()   # 'e' ends "machine": it is only ever a target, never fed in
     assert not odd.exception and "the letter 'm' (fed in at step t = 1)" in " ".join(m.value for m in odd.markdown)
