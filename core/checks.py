@@ -6,6 +6,8 @@ import numbers
 
 import numpy as np
 
+from core.i18n import _
+
 
 def check_int(name: str, value, lo: int | None = None, hi: int | None = None, what: str | None = None) -> int:
     """value as an int in [lo, hi]; bools, floats with a fraction and strings are refused."""
@@ -13,13 +15,13 @@ def check_int(name: str, value, lo: int | None = None, hi: int | None = None, wh
         if isinstance(value, (float, np.floating)) and float(value).is_integer():
             value = int(value)
         else:
-            raise ValueError(f"{name} must be a whole number, got {value!r}.")
+            raise ValueError(_("{name} must be a whole number, got {value!r}.").format(name=name, value=value))
     value = int(value)
     if lo is not None and value < lo:
-        raise ValueError(f"{name} must be at least {lo}, got {value}.")
+        raise ValueError(_("{name} must be at least {lo}, got {value}.").format(name=name, lo=lo, value=value))
     if hi is not None and value > hi:
         limit = f"{hi} ({what})" if what else str(hi)
-        raise ValueError(f"{name} must be at most {limit}, got {value}.")
+        raise ValueError(_("{name} must be at most {hi}, got {value}.").format(name=name, hi=limit, value=value))
     return value
 
 
@@ -27,14 +29,15 @@ def check_real(name: str, value, lo: float | None = None, hi: float | None = Non
                lo_open: bool = False) -> float:
     """value as a finite float in [lo, hi] (or (lo, hi] with lo_open)."""
     if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
-        raise ValueError(f"{name} must be a number, got {value!r}.")
+        raise ValueError(_("{name} must be a number, got {value!r}.").format(name=name, value=value))
     value = float(value)
     if not math.isfinite(value):
-        raise ValueError(f"{name} must be a finite number, got {value}.")
+        raise ValueError(_("{name} must be a finite number, got {value}.").format(name=name, value=value))
     if lo is not None and (value <= lo if lo_open else value < lo):
-        raise ValueError(f"{name} must be {'greater than' if lo_open else 'at least'} {lo}, got {value:g}.")
+        raise ValueError((_("{name} must be greater than {lo}, got {value:g}.") if lo_open else
+                          _("{name} must be at least {lo}, got {value:g}.")).format(name=name, lo=lo, value=value))
     if hi is not None and value > hi:
-        raise ValueError(f"{name} must be at most {hi}, got {value:g}.")
+        raise ValueError(_("{name} must be at most {hi}, got {value:g}.").format(name=name, hi=hi, value=value))
     return value
 
 
@@ -55,5 +58,6 @@ def check_finite_array(name: str, x, ndim: int | None = None, dtype=np.float64) 
 
 def check_choice(name: str, value, choices) -> str:
     if value not in choices:
-        raise ValueError(f"{name} must be one of {', '.join(map(str, choices))}; got {value!r}.")
+        raise ValueError(_("{name} must be one of {choices}; got {value!r}.").format(
+            name=name, choices=", ".join(map(str, choices)), value=value))
     return value

@@ -12,6 +12,7 @@ import typing
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from core.i18n import _
 from core.checks import check_choice, check_int, check_real
 
 MAX_ECHO = 40  # characters of a bad value quoted back in a message
@@ -53,22 +54,24 @@ class Setting:
             return check_choice(self.name, value, self.choices)
         if self.kind is bool:
             if not isinstance(value, bool):
-                raise ValueError(f"{self.name} must be true or false, got {short(value)}.")
+                raise ValueError(_("{name} must be true or false, got {value}.").format(name=self.name,
+                                                                                         value=short(value)))
             return value
         if self.kind is int:
             return check_int(self.name, value, self.lo, self.hi)
         if self.kind is float:
             return check_real(self.name, value, self.lo, self.hi, lo_open=self.lo_open)
         if not isinstance(value, str):
-            raise ValueError(f"{self.name} must be text, got {short(value)}.")
+            raise ValueError(_("{name} must be text, got {value}.").format(name=self.name, value=short(value)))
         if self.hi is not None and len(value) > self.hi:
-            raise ValueError(f"{self.name} must be at most {self.hi:g} characters long, got {len(value)}.")
+            raise ValueError(_("{name} must be at most {hi:g} characters long, got {length}.").format(
+                name=self.name, hi=self.hi, length=len(value)))
         return value
 
     def parse(self, text: str) -> Any:
         """The value written as text in a URL or on the command line, checked."""
         if not isinstance(text, str):
-            raise ValueError(f"{self.name} takes text, got {short(text)}.")
+            raise ValueError(_("{name} takes text, got {value}.").format(name=self.name, value=short(text)))
         if self.choices:
             by_text = {as_text(c): c for c in self.choices}
             if text in by_text:
@@ -81,16 +84,19 @@ class Setting:
                 for c in self.choices:
                     if number == c:
                         return c
-            raise ValueError(f"{self.name} must be one of {', '.join(by_text)}, got {short(text)}.")
+            raise ValueError(_("{name} must be one of {choices}, got {value}.").format(
+                name=self.name, choices=", ".join(by_text), value=short(text)))
         if self.kind in (int, float):
             try:
                 number = float(text)
             except ValueError:
-                raise ValueError(f"{self.name} takes {'a whole number' if self.kind is int else 'a number'}, "
-                                 f"got {short(text)}.") from None
+                raise ValueError((_("{name} takes a whole number, got {value}.") if self.kind is int else
+                                  _("{name} takes a number, got {value}.")).format(name=self.name,
+                                                                                  value=short(text))) from None
             if self.kind is int:
                 if not math.isfinite(number) or not number.is_integer():
-                    raise ValueError(f"{self.name} takes a whole number, got {short(text)}.")
+                    raise ValueError(_("{name} takes a whole number, got {value}.").format(name=self.name,
+                                                                                           value=short(text)))
                 return self.check(int(number))
             return self.check(number)
         if self.kind is bool:
@@ -98,7 +104,7 @@ class Setting:
                 return True
             if text.lower() in ("0", "false", "no", "off"):
                 return False
-            raise ValueError(f"{self.name} takes 0 or 1, got {short(text)}.")
+            raise ValueError(_("{name} takes 0 or 1, got {value}.").format(name=self.name, value=short(text)))
         return self.check(text)
 
     def word(self, choice: Any) -> str:

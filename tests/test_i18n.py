@@ -158,6 +158,16 @@ def test_a_translated_page_in_chinese_shows_no_english_sentence_and_in_english_n
     assert not en.exception and not [t for t in page_texts(en) if CJK.search(t)]
 
 
+@pytest.mark.parametrize("key", TRANSLATED)
+def test_a_bad_address_value_is_refused_in_chinese(key):
+    """A value the page cannot use, in a Chinese address: the warning and the reason are Chinese."""
+    name, s = next((n, s) for n, s in controls_of(key).items() if s.kind is int and not s.choices)
+    at = page(key, unknown={"lang": "zh", s.key: "1.5"})   # a whole number wanted
+    at.run()
+    said = [w.value for w in at.warning]
+    assert said and all(CJK.search(w) and not english_words(w.replace(s.key, "")) for w in said), said
+
+
 def test_an_untranslated_page_says_so_in_chinese():
     untranslated = next(p.key for p in PAGES.values() if p.lab and p.key not in TRANSLATED)
     at = page(untranslated, unknown={"lang": "zh"})

@@ -62,7 +62,7 @@ def lag_matrix(x: np.ndarray, tau: int) -> tuple[np.ndarray, np.ndarray]:
 def fit_ar(x: np.ndarray, tau: int = 4, n_train: int = 600) -> ARModel:
     """Least-squares AR(tau) with bias on the windows whose label lies in x[:n_train]."""
     x = check_finite_array("x", x, ndim=1)
-    n_train = check_int("n_train", n_train, 2, len(x), what="the series length")
+    n_train = check_int("n_train", n_train, 2, len(x), what=_("the series length"))
     tau = check_int("tau", tau, 1, 10_000)
     if tau >= n_train:
         raise ValueError(_("tau ({tau}) must be smaller than n_train ({n_train}): each training example needs tau "
@@ -136,7 +136,7 @@ def forecast_from_end(model: ARModel, x: np.ndarray, n_train: int) -> np.ndarray
     the last tau values, which after the first tau steps are all the model's own predictions. Entries before
     n_train are NaN. With nothing new coming in, the forecast settles to where the fitted map stops moving."""
     x = check_finite_array("x", x, ndim=1)
-    n_train = check_int("n_train", n_train, model.tau, len(x), what="the series length")
+    n_train = check_int("n_train", n_train, model.tau, len(x), what=_("the series length"))
     buf = np.concatenate([x[n_train - model.tau: n_train], np.empty(len(x) - n_train)])
     for i in range(model.tau, len(buf)):
         buf[i] = buf[i - model.tau: i] @ model.weights + model.bias
@@ -148,7 +148,7 @@ def forecast_from_end(model: ARModel, x: np.ndarray, n_train: int) -> np.ndarray
 def one_step_mse(model: ARModel, x: np.ndarray, n_train: int) -> tuple[float, float]:
     """One-step MSE on the training range (labels < n_train) and on the test range (labels >= n_train)."""
     x = check_finite_array("x", x, ndim=1)
-    n_train = check_int("n_train", n_train, model.tau + 1, len(x), what="the series length")
+    n_train = check_int("n_train", n_train, model.tau + 1, len(x), what=_("the series length"))
     pred = predict_k_step(model, x, 1)
     err = (pred - x) ** 2
     train = float(np.mean(err[model.tau:n_train]))
