@@ -210,10 +210,10 @@ def card(ex: core_ex.Exercise, where: str = "lab") -> None:
         st.markdown(f"**{plain(_(ex.question), 400)}**")
         answer = _answer_widget(ex)
         hint(ex)
-        if assigned_quietly(ex.lab) is None and st.button(
-                _("Open it on its own: the lab set up for it, figures hidden until you check"), key=f"ex.{ex.key}.open",
-                icon=":material/open_in_new:", type="tertiary"):
-            url_state.open_here(*OPEN_ON_ITS_OWN[ex.key])   # the card sits on its lab
+        if assigned_quietly(ex.lab) is None:   # the card sits on its lab: the lab, set up for it, in this session
+            st.button(_("Open it on its own: the lab set up for it, figures hidden until you check"),
+                      key=f"ex.{ex.key}.open", icon=":material/open_in_new:", type="tertiary",
+                      on_click=url_state.open_here, args=OPEN_ON_ITS_OWN[ex.key])
         if st.button(_("Check"), key=f"ex.{ex.key}.check", disabled=answer is None, type="primary"):
             try:
                 sol = _solve(ex)

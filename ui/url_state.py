@@ -98,16 +98,15 @@ def move_to(s: Setting, value: Any) -> None:
 
 
 def open_here(query: dict[str, str], keys) -> None:
-    """Open the page the learner is on at another address, in the same session: Streamlit's link to the page one
-    is already on changes nothing, so the address becomes query, the controls with these URL keys forget their
-    values so that they take the address's, and the page runs again."""
+    """A button's on_click: open the page the learner is on at another address, in the same session (Streamlit's
+    link to the page one is already on changes nothing). The address becomes query and the controls with these URL
+    keys forget their values, so that the run the click starts takes the address's."""
     st.query_params.from_dict(query)
     for url_key in keys:
         key = _ns(url_key)
         st.session_state.pop(key, None)
         _kept().pop(key, None)
         st.session_state.get(_WRITTEN_KEY, {}).pop(key, None)
-    st.rerun()
 
 
 def hidden_names() -> set[str]:
