@@ -37,7 +37,7 @@ def main(argv: list[str]) -> int:
     elif command == "gates":
         from core.nn.memory_store import main as run
     elif command == "catalog":
-        from core.i18n.catalog import main as run
+        from core.labs.catalog import main as run
     elif command == "classroom":
         from core.classroom.cli import main as run
     else:

@@ -47,7 +47,8 @@ CHAPTERS_ZH = {8: ("循环神经网络", "https://zh.d2l.ai/chapter_recurrent-ne
 SECTIONS_ZH = {"9.1": "8.1 序列模型", "9.2": "8.2 文本预处理", "9.3": "8.3 语言模型和数据集", "9.4": "8.4 循环神经网络",
                "9.5": "8.5 循环神经网络的从零开始实现", "9.6": "8.6 循环神经网络的简洁实现", "9.7": "8.7 通过时间反向传播",
                "10.1": "9.2 长短期记忆网络（LSTM）", "10.2": "9.1 门控循环单元（GRU）"}
-TRANSLATED = ("forecasting", "gradient_flow")   # the pages whose every string is in the catalog (issue 66); others show English
+# The pages whose every string is in the catalog (issue 66); the others show English, and say so in the language asked
+TRANSLATED = ("forecasting", "gradient_flow", "exercises")
 
 
 def citation(section: str) -> tuple[str, str]:
@@ -67,7 +68,7 @@ def citation(section: str) -> tuple[str, str]:
 
 @dataclass(frozen=True)
 class Exercises:
-    assign: str = setting("", "Exercise", widget="select")         # choices: the exercise bank
+    assign: str = setting("", N_("Exercise"), widget="select")     # choices: the exercise bank
 
 
 class Url(StrEnum):

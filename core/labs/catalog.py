@@ -40,7 +40,16 @@ def extract():
         for line, message, comments, context in extract_from_file("python", path, keywords=KEYWORDS,
                                                                    comment_tags=("Translators:",)):
             catalog.add(message, None, [(rel, line)], auto_comments=comments, context=context)
+    for message in exercise_texts():
+        catalog.add(message, None, [("core/exercises/bank.py", 0)])
     return catalog
+
+
+def exercise_texts() -> list[str]:
+    """What a learner reads of every exercise, from the bank itself (data, not code): a new exercise's question,
+    hint, options and other setting come into the catalog without marking."""
+    from core.exercises.bank import BANK
+    return [t for ex in BANK.values() for t in (ex.question, ex.hint, *ex.options, ex.other_label) if t]
 
 
 def read(lang: str):
