@@ -75,13 +75,13 @@ def test_every_exercise_and_claim_names_controls_its_page_has():
 
 
 def test_the_benches_move_controls_that_exist():
-    for bench, key in [("load.py", "forecasting.tau"), ("page_reruns.py", "gradflow.scale"),
+    """A control's widget key is its page's registry key and its URL key (url_state.page(key))."""
+    for bench, key in [("load.py", "forecasting.tau"), ("page_reruns.py", "gradient_flow.scale"),
                        ("page_reruns.py", "sampling.temp")]:
         assert key in (ROOT / "bench" / bench).read_text()
-    widget_keys = {f"forecasting.{s.key}" for s in controls_of("forecasting").values()} | \
-        {f"gradflow.{s.key}" for s in controls_of("gradient_flow").values()} | \
-        {f"sampling.{s.key}" for s in controls_of("sampling").values()}
-    assert {"forecasting.tau", "gradflow.scale", "sampling.temp", "gradflow.T"} <= widget_keys
+    widget_keys = {f"{page}.{s.key}" for page in ("forecasting", "gradient_flow", "sampling")
+                   for s in controls_of(page).values()}
+    assert {"forecasting.tau", "gradient_flow.scale", "sampling.temp", "gradient_flow.T"} <= widget_keys
 
 
 THROWAWAY_MODULE = textwrap.dedent('''
