@@ -10,6 +10,7 @@ import streamlit as st
 
 from core.text import readings as text_readings
 from core.lesson import passage, readings as lesson_readings, store as passage_store
+from core.i18n import current
 from core.labs import chapter, controls_of, forecasting, rnn_cell, tokens
 from core.runs.record import HistoryRow, Status
 from ui import exercises, passage_run, shading, texts, url_state
@@ -48,9 +49,10 @@ def step_buttons(act: int, where: str) -> None:
 # --- Act 1 -----------------------------------------------------------------------------------------------
 
 @st.cache_resource(show_spinner=False, max_entries=32)
-def act1_computed(s: forecasting.Settings) -> tuple:
+def act1_computed(s: forecasting.Settings, lang: str) -> tuple:
     """Act 1's result and figures for a window, built once for every learner who sets it (a class moves τ together)
-    and shared, as the Forecasting lab does: nothing changes them after. Every horizon's forecast is drawn here."""
+    and shared, as the Forecasting lab does: nothing changes them after. Every horizon's forecast is drawn here.
+    lang: the language of the figures' words (the Forecasting lab's, translated)."""
     r = forecasting.compute(s)
     a = r.analysis
     horizon = frozen(forecasting.horizon_figure(s, a)) if a.horizon is not None else None
@@ -64,7 +66,7 @@ def act_predicting() -> None:
     tau = url_state.draw(CONTROLS["tau"])
     s = forecasting.Settings(T=1000, n_train=600, tau=tau, k=16, sigma=0.2, seed=0)
     with learner_errors():
-        r, forecasts, horizon = act1_computed(s)
+        r, forecasts, horizon = act1_computed(s, current())
     a = r.analysis
     m1, m2, m3 = st.columns(3)
     m1.metric("One step ahead, training range", f"{a.train_mse:.3f}")

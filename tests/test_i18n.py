@@ -4,6 +4,7 @@ same numbers in both languages, chosen by the same rule, over every control; exe
 from __future__ import annotations
 
 import ast
+import json
 import re
 import shutil
 
@@ -155,8 +156,12 @@ def test_a_translated_page_in_chinese_shows_no_english_sentence_and_in_english_n
     left = {t[:80]: english_words(t) for t in texts if english_words(t)}
     assert not left, left
     en = page(key)
-    en.run()
+    en.run()                      # after the Chinese run in this process: nothing cached crosses languages
     assert not en.exception and not [t for t in page_texts(en) if CJK.search(t)]
+    specs = [json.loads(c.proto.spec) for c in en.get("plotly_chart")]
+    assert not [json.dumps(sp, ensure_ascii=False) for sp in specs if CJK.search(json.dumps(sp, ensure_ascii=False))]
+    assert [c for c in zh.get("plotly_chart") if CJK.search(json.loads(c.proto.spec)["layout"]["title"]["text"])] \
+        or not specs
 
 
 @pytest.mark.parametrize("key", TRANSLATED_LABS)
@@ -167,6 +172,21 @@ def test_a_bad_address_value_is_refused_in_chinese(key):
     at.run()
     said = [w.value for w in at.warning]
     assert said and all(CJK.search(w) and not english_words(w.replace(s.key, "")) for w in said), said
+
+
+def test_the_chapters_act_one_and_the_sidebar_do_not_carry_one_language_into_another():
+    """Act 1 draws the Forecasting lab's figures, cached for every learner: each language has its own."""
+    zh = page("chapter", unknown={"lang": "zh"})
+    zh.run()
+    en = page("chapter")
+    en.run()
+    titles = [json.loads(c.proto.spec)["layout"].get("title", {}).get("text", "") for c in en.get("plotly_chart")]
+    assert titles and not [t for t in titles if CJK.search(t)], titles
+    from ui.sidebar import device_label
+    from core.i18n import speaking
+    with speaking("zh"):
+        assert CJK.search(device_label())
+    assert not CJK.search(device_label())
 
 
 def test_an_untranslated_page_says_so_in_chinese():
