@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.i18n import N_, _, current
+from core.i18n import N_, current
 from core.labs import controls_of, gradient_flow as lab
 from ui import exercises, url_state
 from ui.common import deeper
@@ -33,7 +33,7 @@ def view(s: lab.Settings) -> None:
     exercises.hold_figures(lab.KEY)
     r, charts = computed(s, current())
     metric_row(lab.metrics(r))
-    regime, word = lab.regime(r), _(r.analysis.regime)     # the regime's word comes first in its sentence
+    regime, word = lab.regime(r), lab.regime_word(r)       # the regime's word comes first in its sentence
     colour = REGIME_COLOURS[r.analysis.regime]
     st.markdown(regime.text.replace(word, f":{colour}[**{word}**]", 1))
     damped = lab.damping(r)

@@ -39,7 +39,7 @@ def expected(page: str, s: dict) -> dict:
             s = dict(T=1000, n_train=600, tau=s["tau"], k=16, sigma=0.2, seed=0)
         a = forecast.analyse(forecast.make_series(s["T"], s["sigma"], s["seed"]), s["tau"], s["n_train"], s["k"])
         return dict(train_mse=a.train_mse, test_mse=a.test_mse, k_mse=a.k_mse)
-    from core.labs import LABS, PAGES
+    from core.labs import PAGES
     if page == "training":     # the form's settings over the preset: as many epochs as asked
         return {"epochs": s["epochs"]} if "epochs" in s else {}
     if page != "chapter" and PAGES[page].module:      # a lab built as one module: the numbers its page shows

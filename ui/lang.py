@@ -9,7 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.i18n import DEFAULT, LANGS, _, current, listing, set_language
-from core.labs import TRANSLATED
+from core.labs import PAGES, TRANSLATED
 
 PARAM = "lang"                      # the address's key
 COOKIE = "rnnlab_lang"
@@ -65,9 +65,4 @@ def untranslated(page: str) -> None:
     """On a page not yet in the catalog, asked for in another language than English: say so, in that language."""
     if current() != DEFAULT and page not in TRANSLATED:
         st.info(_("This page is not translated yet: it is shown in English. Translated so far: {pages}.").format(
-            pages=listing(_(p.title) for p in _translated_pages())), icon=":material/translate:")
-
-
-def _translated_pages():
-    from core.labs import PAGES
-    return [PAGES[k] for k in TRANSLATED if k in PAGES]
+            pages=listing(_(PAGES[k].title) for k in TRANSLATED)), icon=":material/translate:")

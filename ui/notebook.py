@@ -56,7 +56,7 @@ def download_button(page: str, where=None) -> None:
     except ValueError:
         values, name = {}, build.file_name(page, lang=lang)
     controls = controls_of(page)
-    changed = listing(f"{_(controls[n].label)} = {controls[n].word(v)}" for n, v in values.items()
+    changed = listing(f"{_(controls[n].label)} = {_(controls[n].word(v))}" for n, v in values.items()
                         if (v != controls[n].default or page == "training") and n not in FIXED.get(page, {}))
     (where or st.sidebar).download_button(
         _("Download as notebook"), data=lambda: build.dumps(build.build(page, values, lang)), file_name=name,

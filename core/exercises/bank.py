@@ -4,32 +4,31 @@ Every solver runs core code with its settings; none returns a stored answer. The
 from __future__ import annotations
 
 from core.exercises.types import CHOICE, NUMBER, Exercise
-from core.i18n import N_
 from core.exercises import solvers_maths as maths, solvers_models as models
 
 # --- The bank ----------------------------------------------------------------------------------------------
 
-YES_NO = (N_("yes"), N_("no"))
+YES_NO = ("yes", "no")
 PREFIX = "the time traveller"
 BANK: dict[str, Exercise] = {e.key: e for e in (
-    Exercise("fc_horizon", "forecasting", N_("With a window of τ = 4, how does the 64-step test error compare with "
-             "the one-step error?"), CHOICE, maths.horizon_ratio, {"tau": 4, "k": 64},
-             N_("Each step ahead feeds the model its own previous guess."),
-             options=(N_("about the same"), N_("2 to 5 times larger"), N_("more than 5 times larger")),
-             other={"k": 4}, other_label=N_("4 steps ahead instead"), url={"tau": 4, "k": 64}),
-    Exercise("fc_window", "forecasting", N_("Does a longer window (τ = 32 instead of 4) lower the 16-step test "
-             "error?"), CHOICE, maths.longer_window, {"tau": 4, "tau_long": 32, "k": 16},
-             N_("A longer window sees more of the wave, and averages more noise."), options=YES_NO,
-             other={"tau_long": 8}, other_label=N_("τ = 8 instead of 32"), url={"tau": 4, "k": 16}),
-    Exercise("fc_settles", "forecasting", N_("Fed only its own guesses from the end of the training range (t = 600, "
-             "τ = 4), at what value does the forecast come to rest?"), NUMBER, maths.settles_at, {"tau": 4, "k": 16},
-             N_("At rest, the next guess equals the values before it: x = w·(x, …, x) + b. The lab shows the fitted "
-                "weights and bias."), tolerance=0.0, absolute=0.01,
-             other={"tau": 16}, other_label=N_("τ = 16"), url={"tau": 4}),
-    Exercise("fc_no_noise", "forecasting", N_("The book's exercise: with no noise at all, how many past values must "
-             "the autoregressive model see (the smallest τ) to predict the sine exactly?"), NUMBER,
+    Exercise("fc_horizon", "forecasting", "With a window of τ = 4, how does the 64-step test error compare with the "
+             "one-step error?", CHOICE, maths.horizon_ratio, {"tau": 4, "k": 64},
+             "Each step ahead feeds the model its own previous guess.",
+             options=("about the same", "2 to 5 times larger", "more than 5 times larger"),
+             other={"k": 4}, other_label="4 steps ahead instead", url={"tau": 4, "k": 64}),
+    Exercise("fc_window", "forecasting", "Does a longer window (τ = 32 instead of 4) lower the 16-step test error?",
+             CHOICE, maths.longer_window, {"tau": 4, "tau_long": 32, "k": 16},
+             "A longer window sees more of the wave, and averages more noise.", options=YES_NO,
+             other={"tau_long": 8}, other_label="τ = 8 instead of 32", url={"tau": 4, "k": 16}),
+    Exercise("fc_settles", "forecasting", "Fed only its own guesses from the end of the training range (t = 600, "
+             "τ = 4), at what value does the forecast come to rest?", NUMBER, maths.settles_at, {"tau": 4, "k": 16},
+             "At rest, the next guess equals the values before it: x = w·(x, …, x) + b. The lab shows the fitted "
+             "weights and bias.", tolerance=0.0, absolute=0.01,
+             other={"tau": 16}, other_label="τ = 16", url={"tau": 4}),
+    Exercise("fc_no_noise", "forecasting", "The book's exercise: with no noise at all, how many past values must the "
+             "autoregressive model see (the smallest τ) to predict the sine exactly?", NUMBER,
              maths.window_without_noise,
-             {}, N_("A sine is the solution of a second-order recurrence."), tolerance=0.0, absolute=0.0,
+             {}, "A sine is the solution of a second-order recurrence.", tolerance=0.0, absolute=0.0,
              book="v1.0's 9.1 Working with Sequences, #1.2"),
     Exercise("tok_table", "tokens", "The book's exercise: a table that predicts the next word from the k = 20 words "
              "before it, over a vocabulary of |V| = 10,000 words, has about 10 to the power of what entries?",
@@ -87,46 +86,44 @@ BANK: dict[str, Exercise] = {e.key: e for e in (
              "Greedy text always takes the character the model finds likeliest.",
              options=("under 1 bit", "1 to 3 bits", "over 3 bits"), other={"temperature": 1.5}, other_label="T = 1.5",
              url={"prefix": PREFIX, "temperature": 0.0}),
-    Exercise("gf_thirty", "gradient_flow", N_("A linear RNN whose W_hh is orthogonal times 0.9: what is the "
-             "gradient's norm 30 steps back (it starts at 1)?"), NUMBER, maths.thirty_steps_back, {"n": 32, "scale": 0.9, "T": 30},
-             N_("An orthogonal matrix keeps lengths; the 0.9 does not."), tolerance=0.05,
-             other={"scale": 1.1}, other_label=N_("times 1.1"),
+    Exercise("gf_thirty", "gradient_flow", "A linear RNN whose W_hh is orthogonal times 0.9: what is the gradient's "
+             "norm 30 steps back (it starts at 1)?", NUMBER, maths.thirty_steps_back, {"n": 32, "scale": 0.9, "T": 30},
+             "An orthogonal matrix keeps lengths; the 0.9 does not.", tolerance=0.05,
+             other={"scale": 1.1}, other_label="times 1.1",
              url={"kind": "orthogonal", "scale": 0.9, "T": 30, "use_tanh": False}),
-    Exercise("gf_clip", "gradient_flow", N_("Can gradient clipping bring back the share of the gradient that "
-             "distant steps carry?"), CHOICE, maths.clipping_restores, {"n": 32, "scale": 0.8, "T": 24, "theta": 0.5},
-             N_("Clipping rescales the whole gradient by one factor."), options=YES_NO,
-             other={"theta": 5.0}, other_label=N_("θ = 5"), url={"scale": 0.8, "theta": 0.5}),
-    Exercise("gf_regime", "gradient_flow", N_("Weight scale 1.5, no tanh, 24 steps: is the gradient vanishing, "
-             "stable or exploding?"), CHOICE, maths.linear_regime, {"n": 32, "scale": 1.5, "T": 24},
-             N_("The spectral radius is about the scale."), options=(N_("vanishing"), N_("stable"), N_("exploding")),
-             other={"scale": 0.5}, other_label=N_("scale 0.5"), url={"scale": 1.5, "use_tanh": False}),
-    Exercise("book_long", "gradient_flow", N_("The book's exercise: what goes wrong when an RNN is trained by "
-             "backpropagating through long sequences?"), CHOICE, maths.long_sequences,
-             {"n": 32, "T": 100, "low": 0.9, "high": 1.1},
-             N_("Each step back multiplies the gradient by the same matrix."),
-             options=(N_("the gradient vanishes or explodes over the steps"), N_("the model needs more parameters for "
-                      "each extra step"), N_("nothing changes")),
-             other={"low": 1.0, "high": 1.0}, other_label=N_("ρ = 1 exactly"), url={"kind": "orthogonal", "T": 100,
+    Exercise("gf_clip", "gradient_flow", "Can gradient clipping bring back the share of the gradient that distant "
+             "steps carry?", CHOICE, maths.clipping_restores, {"n": 32, "scale": 0.8, "T": 24, "theta": 0.5},
+             "Clipping rescales the whole gradient by one factor.", options=YES_NO,
+             other={"theta": 5.0}, other_label="θ = 5", url={"scale": 0.8, "theta": 0.5}),
+    Exercise("gf_regime", "gradient_flow", "Weight scale 1.5, no tanh, 24 steps: is the gradient vanishing, stable "
+             "or exploding?", CHOICE, maths.linear_regime, {"n": 32, "scale": 1.5, "T": 24},
+             "The spectral radius is about the scale.", options=("vanishing", "stable", "exploding"),
+             other={"scale": 0.5}, other_label="scale 0.5", url={"scale": 1.5, "use_tanh": False}),
+    Exercise("book_long", "gradient_flow", "The book's exercise: what goes wrong when an RNN is trained by "
+             "backpropagating through long sequences?", CHOICE, maths.long_sequences,
+             {"n": 32, "T": 100, "low": 0.9, "high": 1.1}, "Each step back multiplies the gradient by the same matrix.",
+             options=("the gradient vanishes or explodes over the steps", "the model needs more parameters for each "
+                      "extra step", "nothing changes"),
+             other={"low": 1.0, "high": 1.0}, other_label="ρ = 1 exactly", url={"kind": "orthogonal", "T": 100,
                                                                                        "use_tanh": False},
              book="v1.0's 9.4 Recurrent Neural Networks, #3"),
-    Exercise("book_problem", "gradient_flow", N_("The book's exercise: a problem of this language model. "
-             "Through a tanh RNN with weight scale 1, what happens to a gradient sent back 100 steps?"), CHOICE,
+    Exercise("book_problem", "gradient_flow", "The book's exercise: a problem of this language model. "
+             "Through a tanh RNN with weight scale 1, what happens to a gradient sent back 100 steps?", CHOICE,
              maths.language_model_problem, {"n": 32, "scale": 1.0, "T": 100, "use_tanh": True},
-             N_("Each step back multiplies by W_hh and by tanh's slopes, all below 1."),
+             "Each step back multiplies by W_hh and by tanh's slopes, all below 1.",
              options=(maths.FADES, maths.KEEPS, maths.EXPLODES), other={"scale": 4.0, "use_tanh": False},
-             other_label=N_("scale 4, no tanh"), url={"scale": 1.0, "T": 100, "use_tanh": True},
+             other_label="scale 4, no tanh", url={"scale": 1.0, "T": 100, "use_tanh": True},
              book="v1.0's 9.4 Recurrent Neural Networks, #4"),
-    Exercise("gf_power", "gradient_flow", N_("The book's exercise: a symmetric M has eigenvalues 1.2, 0.9 and 0.5. "
-             "What is the largest |eigenvalue| of M^10?"), NUMBER, maths.power_eigenvalue,
-             {"eigenvalues": [1.2, 0.9, 0.5], "k": 10}, N_("Apply M to one of its eigenvectors ten times."),
-             tolerance=0.01, other={"k": 30}, other_label=N_("M^30"),
+    Exercise("gf_power", "gradient_flow", "The book's exercise: a symmetric M has eigenvalues 1.2, 0.9 and 0.5. What "
+             "is the largest |eigenvalue| of M^10?", NUMBER, maths.power_eigenvalue,
+             {"eigenvalues": [1.2, 0.9, 0.5], "k": 10}, "Apply M to one of its eigenvectors ten times.",
+             tolerance=0.01, other={"k": 30}, other_label="M^30",
              book="v1.0's 9.7 Backpropagation Through Time, #1.1"),
-    Exercise("gf_align", "gradient_flow", N_("The book's exercise, continued: multiply a random vector x by that M "
-             "thirty times. Which direction does M^30 x point in?"), CHOICE, maths.power_alignment,
-             {"eigenvalues": [1.2, 0.9, 0.5], "k": 30}, N_("Which component of x grows fastest?"),
-             options=(N_("the eigenvector of the largest |eigenvalue|"), N_("x's own direction"),
-                      N_("no particular direction")),
-             other={"k": 1}, other_label=N_("M x, once"), book="v1.0's 9.7 Backpropagation Through Time, #1.2"),
+    Exercise("gf_align", "gradient_flow", "The book's exercise, continued: multiply a random vector x by that M thirty "
+             "times. Which direction does M^30 x point in?", CHOICE, maths.power_alignment,
+             {"eigenvalues": [1.2, 0.9, 0.5], "k": 30}, "Which component of x grows fastest?",
+             options=("the eigenvector of the largest |eigenvalue|", "x's own direction", "no particular direction"),
+             other={"k": 1}, other_label="M x, once", book="v1.0's 9.7 Backpropagation Through Time, #1.2"),
     Exercise("gates_rnn_delay", "gates", "In the lab's stored delay sweep (each delay trained with several seeds at the "
              "defaults otherwise), from which delay on does the plain RNN answer at chance at every longer delay?", NUMBER,
              models.rnn_chance_delay, {"cell": "rnn"}, "The lab's second chart is that sweep: each delay it tried is a point.",

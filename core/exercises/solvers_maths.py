@@ -7,11 +7,11 @@ import math
 
 import numpy as np
 
-from core.nn import cell_demo, gradflow, param_counts
+from core.nn import cell_demo, gradflow, gradflow_readings, param_counts
 from core.sequences import forecast, readings
 from core.text import ngrams, tokens
 from core.exercises.types import Solution
-from core.i18n import N_, _, listing, sentences
+from core.i18n import _, listing, sentences
 
 # --- Forecasting -------------------------------------------------------------------------------------------
 
@@ -331,11 +331,11 @@ def linear_regime(s: dict) -> Solution:
     a = gradflow.analyse(s["n"], s["scale"], s["T"], use_tanh=False)
     return Solution(a.regime, _("ρ = {rho:.3f}; after {T} steps the linear gradient's norm is {norm:.3g}, which "
                                 "counts as {regime}.").format(rho=a.rho, T=s["T"], norm=a.linear[-1],
-                                                               regime=_(a.regime)),
+                                                               regime=gradflow_readings.regime_word(a.regime)),
                     {"ρ": a.rho, _("norm after T"): float(a.linear[-1])})
 
 
-FADES, KEEPS, EXPLODES = N_("it fades over the steps"), N_("it keeps its size"), N_("it explodes over the steps")
+FADES, KEEPS, EXPLODES = "it fades over the steps", "it keeps its size", "it explodes over the steps"
 
 
 def fate(norm: float) -> str:

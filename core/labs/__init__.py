@@ -30,7 +30,7 @@ from enum import StrEnum
 from types import ModuleType
 
 from core.labs import chapter, classroom, forecasting, gates, gradient_flow, rnn_cell, sampling, tokens, training
-from core.i18n import N_
+from core.i18n import N_, is_chinese
 from core.settings import Setting, as_text, declared, setting
 
 
@@ -54,9 +54,8 @@ TRANSLATED = ("forecasting", "gradient_flow", "exercises")
 def citation(section: str) -> tuple[str, str]:
     """The book's words for a section a page follows ("10.1 Long Short-Term Memory (LSTM)"): the edition, its
     chapter and the section, and the chapter's address; in Chinese (core.i18n), the Chinese edition's."""
-    from core.i18n import current
     chapter = int(section.split(".")[0])
-    if current() == "zh":
+    if is_chinese():
         numbers = [part.split(" ")[0] for part in section.split(" and ")]
         zh = sorted((SECTIONS_ZH[n].split(" ", 1) for n in numbers), key=lambda t: [int(x) for x in t[0].split(".")])
         name, url = CHAPTERS_ZH[int(zh[0][0].split(".")[0])]

@@ -14,7 +14,6 @@ import io
 import re
 import string
 import sys
-from pathlib import Path
 
 from core.i18n import BABEL_LOCALE, DEFAULT, DOMAIN, LANGS, LOCALE_DIR, catalog_path
 

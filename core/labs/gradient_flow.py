@@ -59,7 +59,7 @@ def metrics(r: Result) -> list[Metric]:
     return [Metric(_("Spectral radius ρ"), f"{a.rho:.3f}"),
             Metric(_("|g| after {T} steps").format(T=r.settings.T), f"{float(a.shown[-1]):.2e}"),
             Metric(_("Growth per step"), f"{a.growth:.3f}", _("(|g_T| / |g_0|)^(1/T), to compare with ρ")),
-            Metric(_("Regime"), _(a.regime))]
+            Metric(_("Regime"), gr.regime_word(a.regime))]
 
 
 def norms_figure(a: gradflow.Analysis) -> go.Figure:
@@ -124,6 +124,11 @@ def charts(r: Result) -> list[Chart]:
 
 def regime(r: Result) -> Claim:
     return gr.regime(r.analysis)
+
+
+def regime_word(r: Result) -> str:
+    """The regime's name as the page says it (the word the regime sentence colours)."""
+    return gr.regime_word(r.analysis.regime)
 
 
 def damping(r: Result) -> Claim | None:

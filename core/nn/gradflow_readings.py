@@ -21,7 +21,12 @@ def times(ratio: float) -> str:
     return f"{ratio:.3g}" if ratio >= 1e-3 or ratio == 0 else f"{ratio:.2g}"
 
 
-REGIMES = {"vanishing": N_("vanishing"), "stable": N_("stable"), "exploding": N_("exploding")}   # for the catalog
+REGIMES = {"vanishing": N_("vanishing"), "stable": N_("stable"), "exploding": N_("exploding")}   # gradflow.regime's
+
+
+def regime_word(name: str) -> str:
+    """A regime's name (gradflow.regime: vanishing, stable, exploding) in the language in force."""
+    return _(REGIMES[name])
 
 
 def _steps(n: int) -> str:
@@ -43,7 +48,7 @@ def change(norms: np.ndarray) -> Claim:
     else:
         text = _("The gradient keeps its size at every step back ({steps}): {regime}")
     return claim(f"gradflow.{name}", text.format(rate=rate, total=times(total), steps=_steps(steps),
-                                                 regime=_(name)), rate=rate, total=total, steps=steps)
+                                                 regime=regime_word(name)), rate=rate, total=total, steps=steps)
 
 
 def regime(a: gradflow.Analysis) -> Claim:
@@ -136,8 +141,8 @@ def saturation(rates: dict[tuple[float, float], float], where: str) -> Claim:
         return _("falls") if pair[1] < pair[0] else _("rises") if pair[1] > pair[0] else _("stays")
 
     def after(rate: float) -> str:
-        return {"vanishing": _("vanishing"), "stable": _("holding its size"), "exploding": _("still growing")}[
-            gradflow.regime(rate)]
+        return {"vanishing": regime_word("vanishing"), "stable": _("holding its size"),
+                "exploding": _("still growing")}[gradflow.regime(rate)]
     return claim("gradflow.saturation", _("Turn tanh on and raise the input scale from 0 to 5: saturated units pass "
                  "back less of the gradient. For {where}, at weight scale 2 the gradient's rate per step {moves2} from "
                  "{a2:.2f} to {b2:.2f}, {after2}; at scale 4 it {moves4} from {a4:.2f} to {b4:.2f}, {after4}.").format(

@@ -207,7 +207,7 @@ class Run:
     def __init__(self, config: TrainConfig, data: Data, net: RNNLM, device: torch.device,
                  on_progress: Callable[[Progress], None] | None, report_every: float,
                  stop_event: threading.Event | None = None, blocks: Blocks | None = None, chunk: int = 0):
-        self.config, self.data, self.net, self.device, self.blocks = config, data, net, device, blocks
+        self.config, self.data, self.net, self.device = config, data, net, device
         self.path = net if blocks is None else blocks   # what computes a batch's loss: its blocks, or the model
         self.chunk = chunk                              # windows per validation chunk (its plan; 0: evaluate's)
         self.params = [p for p in net.parameters() if p.requires_grad]
