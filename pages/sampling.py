@@ -5,6 +5,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from core.i18n import _, current, sentences
 from core.labs import controls_of, sampling as lab
 from core.nn import probe, sampling
 from ui import exercises, model_choice, url_state
@@ -22,7 +23,7 @@ def _next_seed() -> None:  # a callback runs before the widgets, so it may chang
 
 def controls() -> lab.Settings:
     model = url_state.draw(CONTROLS["model"], choices=model_choice.available(), default=model_choice.PRETRAINED,
-                           format_func=lambda n: "Pretrained" if n == model_choice.PRETRAINED else n)
+                           format_func=lambda n: _("Pretrained") if n == model_choice.PRETRAINED else n)
     vocab_size = len(model_choice.get(model).vocab)
     # The default ends with a space: the next character (a word's first letter) is genuinely uncertain, so the
     # temperature has a visible effect (after "the time traveller" without it, a space has probability 1).
@@ -30,11 +31,11 @@ def controls() -> lab.Settings:
     temperature = url_state.draw(CONTROLS["temperature"])
     length = url_state.draw(CONTROLS["length"])
     top_k = url_state.draw(CONTROLS["top_k"], hi=min(CONTROLS["top_k"].hi, vocab_size),
-                           help=f"Keep only the k likeliest tokens (this model has {vocab_size}).")
+                           help=_("Keep only the k likeliest tokens (this model has {V}).").format(V=vocab_size))
     top_p = url_state.draw(CONTROLS["top_p"])
     seed = url_state.draw(CONTROLS["seed"])
-    st.button("Regenerate", icon=":material/casino:", width="stretch", on_click=_next_seed,
-              help="Draw a new sample: the seed goes up by one.")
+    st.button(_("Regenerate"), icon=":material/casino:", width="stretch", on_click=_next_seed,
+              help=_("Draw a new sample: the seed goes up by one."))
     return lab.Settings(model, prefix, temperature, length, top_k, top_p, seed)
 
 
@@ -56,15 +57,17 @@ def greedy_of(key: str, prefix: str, length: int, _lm) -> str:
 
 
 @st.cache_resource(show_spinner=False, max_entries=256)
-def next_token_of(key: str, prefix: str, temperature: float, top_k: int, top_p: float, _lm) -> tuple:
-    """What comes next after the prefix, at T = 1 and as the sampler draws: the numbers and the chart."""
+def next_token_of(key: str, prefix: str, temperature: float, top_k: int, top_p: float, lang: str, _lm) -> tuple:
+    """What comes next after the prefix, at T = 1 and as the sampler draws: the numbers and the chart (its words in
+    the language lang)."""
     n = lab.next_token(_lm, lab.Settings(prefix=prefix, temperature=temperature, top_k=top_k, top_p=top_p))
     return n, frozen_chart(lab.next_token_chart(n))
 
 
 @st.cache_resource(show_spinner=False, max_entries=128)
-def hidden_of(key: str, text: str, start: int, _lm) -> tuple[lab.Hidden | None, object]:
-    """The hidden state along the text shown and its chart, drawn for every learner at these settings."""
+def hidden_of(key: str, text: str, start: int, lang: str, _lm) -> tuple[lab.Hidden | None, object]:
+    """The hidden state along the text shown and its chart (its words in the language lang), drawn for every learner
+    at these settings."""
     h = lab.hidden(_lm, text, start)
     return h, None if h is None else frozen_chart(lab.hidden_chart(h))
 
@@ -78,60 +81,65 @@ def scored_of(key: str, text: str, _lm) -> probe.Score:
 def generated_text(r: lab.Result) -> None:
     out, s = r.sample, r.settings
     if out.unknown:
-        st.warning(f"The model does not know {plain(', '.join(map(repr, out.unknown)))}: dropped from the prefix.",
-                   icon=":material/warning:")
+        st.warning(_("The model does not know {chars}: dropped from the prefix.").format(
+            chars=plain(", ".join(map(repr, out.unknown)))), icon=":material/warning:")
     if s.prefix and out.prefix != s.prefix:
-        st.caption(f"The model reads the prefix cleaned as its training text: {plain(repr(out.prefix), 240)}")
+        st.caption(_("The model reads the prefix cleaned as its training text: {text}").format(
+            text=plain(repr(out.prefix), 240)))
     bits = out.surprisal_bits
     st.markdown(shaded(out.token_texts, bits, bold=out.prefix), unsafe_allow_html=True)
     st.markdown(surprisal_legend(), unsafe_allow_html=True)
     metric_row(lab.metrics(r))
-    with st.expander("Each generated character's probability (the shading in numbers)"):
-        st.dataframe(pd.DataFrame({"position": np.arange(1, len(bits) + 1),
-                                   "character": ["␣" if t == " " else t for t in out.token_texts],
-                                   "probability (T = 1)": np.round(out.probabilities, 4),
-                                   "surprisal (bits)": np.round(bits, 2)}), hide_index=True, height=260)
+    with st.expander(_("Each generated character's probability (the shading in numbers)")):
+        st.dataframe(pd.DataFrame({_("position"): np.arange(1, len(bits) + 1),
+                                   _("character"): ["␣" if t == " " else t for t in out.token_texts],
+                                   _("probability (T = 1)"): np.round(out.probabilities, 4),
+                                   _("surprisal (bits)"): np.round(bits, 2)}), hide_index=True, height=260)
 
 
 def hidden_state_section(key: str, lm, out: sampling.Sample) -> None:
-    st.subheader("Inside the model: the hidden state")
+    st.subheader(_("Inside the model: the hidden state"))
     text = lab.shown_text(out)
     first = url_state.draw(CONTROLS["hidden_from"], choices=lab.window_starts(text),
                            format_func=lambda w: f"{w}-{min(w + lab.HIDDEN_SPAN - 1, len(text))}")
-    _, chart = hidden_of(key, text, first - 1, lm)
+    chart = hidden_of(key, text, first - 1, current(), lm)[1]
     if chart is not None:
         show_chart(chart)
 
 
 def score_section(key: str, lm) -> None:
-    st.subheader("How surprised is the model by your text?")
-    st.markdown(lab.SCORE_INTRO)
+    st.subheader(_("How surprised is the model by your text?"))
+    st.markdown(_(lab.SCORE_INTRO))
     for col, name in zip(st.columns(2), ("score_a", "score_b")):
         with col:
             typed = url_state.draw(CONTROLS[name])
             scored = scored_of(key, typed, lm)
             if scored.text != typed:
-                st.caption(f"The model reads this cleaned as its training text: {plain(repr(scored.text), 240)}")
+                st.caption(_("The model reads this cleaned as its training text: {text}").format(
+                    text=plain(repr(scored.text), 240)))
             if scored.unknown:
-                st.caption(f"Not in the model's vocabulary, dropped: {plain(', '.join(map(repr, scored.unknown)))}")
+                st.caption(_("Not in the model's vocabulary, dropped: {chars}").format(
+                    chars=plain(", ".join(map(repr, scored.unknown)))))
             if scored.text:
                 st.markdown(shaded(scored.tokens, scored.bits), unsafe_allow_html=True)
-                st.metric("Surprisal", f"{scored.bits_per_char:.2f} bits/char",
-                          help=f"Total surprisal divided by the number of characters (perplexity "
-                               f"{scored.perplexity:.2f} per token); a model that guessed uniformly among its "
-                               f"{len(lm.vocab)} tokens would score {np.log2(len(lm.vocab)):.2f} bits per token.")
+                st.metric(_("Surprisal"), _("{bits:.2f} bits/char").format(bits=scored.bits_per_char),
+                          help=_("Total surprisal divided by the number of characters (perplexity {ppl:.2f} per "
+                                 "token); a model that guessed uniformly among its {V} tokens would score {uniform:.2f} "
+                                 "bits per token.").format(ppl=scored.perplexity, V=len(lm.vocab),
+                                                            uniform=np.log2(len(lm.vocab))))
 
 
 def greedy_vs_sampled(r: lab.Result) -> None:
-    st.subheader("Greedy against sampled")
+    st.subheader(_("Greedy against sampled"))
     c, said = r.comparison, lab.comparison_readings(r)
     shares = next(x for x in said if x.kind.startswith("variety.")).numbers   # the shares the claim is built from
     g1, g2 = st.columns(2)
-    g1.markdown(f"**Greedy (T = 0)**: distinct 3-grams {100 * shares['greedy']:.0f}%")
+    g1.markdown(_("**Greedy (T = 0)**: distinct 3-grams {share:.0f}%").format(share=100 * shares["greedy"]))
     g1.text(c.greedy)
-    g2.markdown(f"**Sampled ({plain(c.sampled_words)})**: distinct 3-grams {100 * shares['sampled']:.0f}%")
+    g2.markdown(_("**Sampled ({words})**: distinct 3-grams {share:.0f}%").format(words=plain(c.sampled_words),
+                                                                               share=100 * shares["sampled"]))
     g2.text(c.sampled)
-    st.caption(plain(" ".join(str(x) for x in said), 2000))   # quotes a model's text
+    st.caption(plain(sentences(*said), 2000))   # quotes a model's text
 
 
 def view(s: lab.Settings) -> None:
@@ -142,10 +150,10 @@ def view(s: lab.Settings) -> None:
     if s.model == model_choice.PRETRAINED:
         st.caption(lab.model_words(lm))
     out = drawn(key, s, lm)
-    nxt, next_chart = next_token_of(key, s.prefix, s.temperature, s.top_k, s.top_p, lm)
+    nxt, next_chart = next_token_of(key, s.prefix, s.temperature, s.top_k, s.top_p, current(), lm)
     r = lab.assemble(lm, s, out, nxt, greedy_of(key, s.prefix, min(s.length, lab.GREEDY_SHOWN), lm), None)
     generated_text(r)
-    st.subheader("What comes next?")
+    st.subheader(_("What comes next?"))
     show_chart(next_chart)
     hidden_state_section(key, lm, out)
     score_section(key, lm)

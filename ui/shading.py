@@ -8,6 +8,8 @@ import html
 
 import numpy as np
 
+from core.i18n import _
+
 
 def tint(bits: float) -> str:
     level = min(bits / 6.0, 1.0)  # 0 bits: white, 6+ bits: strong red
@@ -16,7 +18,8 @@ def tint(bits: float) -> str:
 
 def shaded(tokens: list[str], bits: np.ndarray, bold: str = "") -> str:
     """Tokens as HTML, each shaded by its surprisal (hover: probability and bits), after an optional bold lead."""
-    spans = "".join(f'<span title="p = {2.0 ** -b:.3f} ({b:.1f} bits)" style="background:{tint(b)}">'
+    hover = _("p = {p:.3f} ({bits:.1f} bits)")
+    spans = "".join(f'<span title="{html.escape(hover.format(p=2.0 ** -b, bits=b))}" style="background:{tint(b)}">'
                     f'{html.escape(t)}</span>' for t, b in zip(tokens, bits))
     return (f'<div style="font-family:monospace;font-size:1.05em;line-height:1.7;white-space:pre-wrap;'
             f'border:1px solid #e5e7eb;border-radius:6px;padding:12px"><b>{html.escape(bold)}</b>{spans}</div>')
@@ -24,10 +27,11 @@ def shaded(tokens: list[str], bits: np.ndarray, bold: str = "") -> str:
 
 def surprisal_legend() -> str:
     legend = "".join(f'<span style="background:{tint(b)};padding:0 6px;margin-right:4px;white-space:nowrap">'
-                     f'{b} bits</span>'
+                     + _("{bits} bits").format(bits=b) + "</span>"
                      for b in (0, 1, 2, 4, 6))
-    return (f'<div style="font-size:0.85em">Shade = surprisal −log₂ p of each generated character under the '
-            f'model at T = 1: {legend} (bold: your prefix)</div>')
+    words = _("Shade = surprisal −log₂ p of each generated character under the model at T = 1: {legend} (bold: your "
+              "prefix)").format(legend=legend)
+    return f'<div style="font-size:0.85em">{words}</div>'
 
 
 def _cell(ch: str, wrong: bool) -> str:

@@ -7,6 +7,7 @@ import math
 from dataclasses import replace
 
 from core.exercises.types import Solution, report
+from core.i18n import _
 
 # --- Sampling ----------------------------------------------------------------------------------------------
 
@@ -22,14 +23,14 @@ def cold_temperature(s: dict) -> Solution:
     cold = [sample(lm, s["prefix"], s["length"], temperature=s["temperature"], seed=seed).text for seed in range(3)]
     same = all(c == greedy for c in cold)
     answer = "the likeliest character every time (greedy)" if same else "a different text for each seed"
-    return Solution(answer, f"At T = {s['temperature']:g}, three samples with different seeds all read "
-                            f"{cold[0][:40]!r}…, the same as greedy decoding: dividing the scores by a tiny T makes "
-                            "the largest one win with probability almost 1." if same else
-                            f"At T = {s['temperature']:g}, {sum(c != greedy for c in cold)} of three seeds give a text "
-                            f"other than greedy decoding's, such as {cold[0][:40]!r}… and {cold[1][:40]!r}…. "
-                            "Different, not random: each character is drawn from the model's probabilities, so likely "
-                            "characters still come most often.",
-                    {"samples equal to greedy": sum(c == greedy for c in cold)})
+    at = dict(T=s["temperature"], first=repr(cold[0][:40]), second=repr(cold[1][:40]),
+              differ=sum(c != greedy for c in cold))
+    text = (_("At T = {T:g}, three samples with different seeds all read {first}…, the same as greedy decoding: "
+              "dividing the scores by a tiny T makes the largest one win with probability almost 1.") if same else
+            _("At T = {T:g}, {differ} of three seeds give a text other than greedy decoding's, such as {first}… and "
+              "{second}…. Different, not random: each character is drawn from the model's probabilities, so likely "
+              "characters still come most often."))
+    return Solution(answer, text.format(**at), {_("samples equal to greedy"): sum(c == greedy for c in cold)})
 
 
 def top_k_one(s: dict) -> Solution:
@@ -38,10 +39,11 @@ def top_k_one(s: dict) -> Solution:
     greedy = sample(lm, s["prefix"], s["length"], temperature=0.0).text
     k1 = sample(lm, s["prefix"], s["length"], temperature=s["temperature"], top_k=1, seed=s["seed"]).text
     answer = "yes" if k1 == greedy else "no"
-    return Solution(answer, f"At T = {s['temperature']:g} with top-k = 1: {k1[:40]!r}…; "
-                            f"greedy: {greedy[:40]!r}…. " +
-                    ("The same text: with one character left to draw from, the temperature has nothing to "
-                     "spread over." if k1 == greedy else "The texts differ."), {"identical": k1 == greedy})
+    text = (_("At T = {T:g} with top-k = 1: {k1}…; greedy: {greedy}…. The same text: with one character left to draw "
+              "from, the temperature has nothing to spread over.") if k1 == greedy else
+            _("At T = {T:g} with top-k = 1: {k1}…; greedy: {greedy}…. The texts differ."))
+    return Solution(answer, text.format(T=s["temperature"], k1=repr(k1[:40]), greedy=repr(greedy[:40])),
+                    {_("identical"): k1 == greedy})
 
 
 def greedy_surprisal(s: dict) -> Solution:
@@ -50,10 +52,10 @@ def greedy_surprisal(s: dict) -> Solution:
     out = sample(lm, s["prefix"], s["length"], temperature=s["temperature"], seed=s.get("seed", 0))
     bits = float(out.surprisal_bits.mean())
     answer = "under 1 bit" if bits < 1 else "1 to 3 bits" if bits <= 3 else "over 3 bits"
-    return Solution(answer, f"The model's own mean surprisal of its {s['length']} characters at T = "
-                            f"{s['temperature']:g} is {bits:.3f} bits per character (a uniform guess over "
-                            f"{len(lm.vocab)} characters would cost {math.log2(len(lm.vocab)):.2f}).",
-                    {"bits per character": bits})
+    return Solution(answer, _("The model's own mean surprisal of its {n} characters at T = {T:g} is {bits:.3f} bits "
+                              "per character (a uniform guess over {V} characters would cost {uniform:.2f}).").format(
+                        n=s["length"], T=s["temperature"], bits=bits, V=len(lm.vocab), uniform=math.log2(len(lm.vocab))),
+                    {_("bits per character"): bits})
 
 
 # --- Training and the chapter's passage run ------------------------------------------------------------------
@@ -228,7 +230,7 @@ def forget_share(s: dict) -> Solution:
         cell.gate_bias("f").fill_(s["bias"])
     state = (torch.zeros(1, 1), torch.ones(1, 1))
     with torch.no_grad():
-        for _ in range(s["delay"]):
+        for _step in range(s["delay"]):
             state = cell.step(torch.zeros(1, 1), state)
     kept, f = float(state[1]), 1 / (1 + math.exp(-s["bias"]))
     return Solution(kept, f"With every weight 0 the candidate is tanh(0) = 0, so each step only multiplies the memory "

@@ -22,7 +22,7 @@ SOURCES = ("core", "ui", "pages", "app.py")
 KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2)}
 TEMPLATE = LOCALE_DIR / f"{DOMAIN}.pot"
 # '**标题。**正文' shows its asterisks: CommonMark closes ** only where it is not punctuation followed by a letter
-UNCLOSED_BOLD = re.compile(r"[。，：；！？、）」]\*\*[\u3400-\u9fff]")
+UNCLOSED_BOLD = re.compile(r"[。，：；！？、）」]\*\*[\u3400-\u9fff]")   # a closing ** here is no closer (an opening is)
 
 
 def extract():
@@ -90,7 +90,7 @@ def problems(lang: str, template=None) -> list[str]:
                 out.append(f"{lang}: {ids[0]!r} has placeholders {fields(ids[0])}, its translation {fields(text)}")
             if text.count("**") != ids[0].count("**"):
                 out.append(f"{lang}: {ids[0]!r} and its translation differ in bold (**) marks")
-            if UNCLOSED_BOLD.search(text):
+            if any(text[:m.start()].count("**") % 2 for m in UNCLOSED_BOLD.finditer(text)):   # a closing run
                 out.append(f"{lang}: the translation of {ids[0]!r} ends a bold run after a full-width mark, right "
                            "before a character: Markdown does not close it (put the mark after the **)")
     return out

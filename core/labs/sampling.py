@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import plotly.graph_objects as go
 
-from core.i18n import N_
+from core.i18n import N_, _, ngettext, listing, sentences
 from core.assets import HELD_OUT_BPC, HELD_OUT_PPL
 from core.claims import Claim
 from core.figures import Chart, Metric, chart_text, style
@@ -21,7 +21,7 @@ from core.settings import setting
 KEY = "sampling"
 TITLE = N_("Sampling")   # the menu shows it translated (core.i18n)
 ICON = ":material/edit_note:"
-BLURB = "Talk to a pretrained character RNN: prefix, temperature, top-k/top-p, and a look at its hidden state."
+BLURB = N_("Talk to a pretrained character RNN: prefix, temperature, top-k/top-p, and a look at its hidden state.")
 SECTION = "9.5 Recurrent Neural Network Implementation from Scratch (prediction)"
 PRETRAINED = "pretrained"
 HIDDEN_SPAN = 32                                # characters in one view of the hidden-state heatmap
@@ -32,19 +32,20 @@ COLDEST = 0.05                                  # below this the comparison samp
 
 @dataclass(frozen=True)
 class Settings:
-    model: str = setting(PRETRAINED, "Model", widget="select")    # choices: the pretrained model and the session's
-    prefix: str = setting("the time traveller ", "Prefix", "Spaces count: after a space the model must guess a "
-                          "new word.", hi=200)
-    temperature: float = setting(0.8, "Temperature T", lo=0.0, hi=2.0, step=0.05, url="temp")
-    length: int = setting(300, "Characters to generate", lo=20, hi=1000, step=10, url="len")
-    top_k: int = setting(0, "Top-k (0 = off)", "Keep only the k likeliest tokens.", lo=0, hi=50, url="topk")
-    top_p: float = setting(1.0, "Top-p (1 = off)", lo=0.05, hi=1.0, step=0.05, url="topp")
-    seed: int = setting(0, "Seed", lo=0, hi=1_000_000, widget="input")
-    hidden_from: int = setting(1, "Characters shown", "Which 32 of the first 160 characters the hidden-state "
-                               "heatmap shows, each one written under its column.", widget="segmented",
+    model: str = setting(PRETRAINED, N_("Model"), widget="select")    # choices: the pretrained model and the session's
+    prefix: str = setting("the time traveller ", N_("Prefix"), N_("Spaces count: after a space the model must guess "
+                                                               "a new word."), hi=200)
+    temperature: float = setting(0.8, N_("Temperature T"), lo=0.0, hi=2.0, step=0.05, url="temp")
+    length: int = setting(300, N_("Characters to generate"), lo=20, hi=1000, step=10, url="len")
+    top_k: int = setting(0, N_("Top-k (0 = off)"), N_("Keep only the k likeliest tokens."), lo=0, hi=50, url="topk")
+    top_p: float = setting(1.0, N_("Top-p (1 = off)"), lo=0.05, hi=1.0, step=0.05, url="topp")
+    seed: int = setting(0, N_("Seed"), lo=0, hi=1_000_000, widget="input")
+    hidden_from: int = setting(1, N_("Characters shown"), N_("Which 32 of the first 160 characters the hidden-state "
+                                                             "heatmap shows, each one written under its column."),
+                               widget="segmented",
                                choices=HIDDEN_WINDOWS, url="hfrom")
-    score_a: str = setting("the machine stood in the laboratory", "Your text", hi=200)
-    score_b: str = setting("laboratory the in stood machine the", "Compare with", hi=200)
+    score_a: str = setting("the machine stood in the laboratory", N_("Your text"), hi=200)
+    score_b: str = setting("laboratory the in stood machine the", N_("Compare with"), hi=200)
 
     def filters(self, vocab_size: int) -> tuple[int | None, float | None]:
         """top-k and top-p as the sampler takes them: None where the control is off (0 and 1), and top-k None too
@@ -140,7 +141,7 @@ def hidden(lm, text: str, start: int = 0) -> Hidden | None:
     H = probe.hidden_states(lm, text)
     if not len(H):
         return None
-    cleaned, _ = lm.prepare_prefix(text)
+    cleaned = lm.prepare_prefix(text)[0]
     labels = [lm.vocab.token_text(int(i)) for i in lm.vocab.encode(cleaned)]
     start = min(start, (len(labels) - 1) // HIDDEN_SPAN * HIDDEN_SPAN)
     window = H[start: start + HIDDEN_SPAN]
@@ -170,30 +171,38 @@ def assemble(lm, s: Settings, out, nxt: NextToken, greedy_text: str, view: Hidde
 
 
 def metrics(r: Result) -> list[Metric]:
-    return [Metric("Mean surprisal of the generated text", f"{r.sample.surprisal_bits.mean():.2f} bits/char",
-                   "Low: the model found its own text predictable. Greedy text scores lowest, high T highest.")]
+    return [Metric(_("Mean surprisal of the generated text"),
+                   _("{bits:.2f} bits/char").format(bits=r.sample.surprisal_bits.mean()),
+                   _("Low: the model found its own text predictable. Greedy text scores lowest, high T highest."))]
 
 
 def next_token_figure(n: NextToken) -> go.Figure:
     """The 15 likeliest next tokens at T = 1 and under the sampler's settings (what it really draws from)."""
     labels = [repr(t) for t in n.labels]
     fig = go.Figure()
-    fig.add_trace(go.Bar(x=labels, y=n.p_model[n.top], name="T = 1 (the model)", marker_color="#9aa5b1"))
-    fig.add_trace(go.Bar(x=labels, y=n.p_sampled[n.top], name=f"{n.words} (sampled from)", marker_color="#3f6fd8"))
+    fig.add_trace(go.Bar(x=labels, y=n.p_model[n.top], name=_("T = 1 (the model)"), marker_color="#9aa5b1"))
+    fig.add_trace(go.Bar(x=labels, y=n.p_sampled[n.top], name=_("{words} (sampled from)").format(words=n.words),
+                         marker_color="#3f6fd8"))
     fig.update_layout(barmode="group")
-    return style(fig, f"Entropy {sampling.entropy_bits(n.p_model):.2f} bits at T = 1, "
-                      f"{sampling.entropy_bits(n.p_sampled):.2f} bits sampled from ({n.words})",
-                 "next character (the 15 likeliest at T = 1)", "probability", height=330)
+    title = _("Entropy {model:.2f} bits at T = 1, {sampled:.2f} bits sampled from ({words})").format(
+        model=sampling.entropy_bits(n.p_model), sampled=sampling.entropy_bits(n.p_sampled), words=n.words)
+    return style(fig, title, _("next character (the 15 likeliest at T = 1)"), _("probability"), height=330)
 
 
 def next_token_summary(n: NextToken) -> str:
-    likeliest = ", ".join(f"{t!r} {n.p_model[i]:.3f} (sampled: {n.p_sampled[i]:.3f})" for t, i in
-                          zip(n.labels[:3], n.top[:3]))
+    each = _("{token} {p:.3f} (sampled: {q:.3f})")
+    likeliest = listing(each.format(token=repr(t), p=n.p_model[i], q=n.p_sampled[i]) for t, i in
+                        zip(n.labels[:3], n.top[:3]))
     kept = int(np.sum(n.p_sampled > 0))
-    return (f"After the prefix, the likeliest next characters at T = 1 are {likeliest}; entropy "
-            f"{sampling.entropy_bits(n.p_model):.2f} bits at T = 1 and {sampling.entropy_bits(n.p_sampled):.2f} bits "
-            f"in the distribution the sampler draws from ({n.words}), which leaves "
-            f"{kept} token{'s' if kept != 1 else ''} possible.")
+    text = ngettext("After the prefix, the likeliest next characters at T = 1 are {likeliest}; entropy {model:.2f} "
+                    "bits at T = 1 and {sampled:.2f} bits in the distribution the sampler draws from ({words}), which "
+                    "leaves {kept} token possible.",
+                    "After the prefix, the likeliest next characters at T = 1 are {likeliest}; entropy {model:.2f} "
+                    "bits at T = 1 and {sampled:.2f} bits in the distribution the sampler draws from ({words}), which "
+                    "leaves {kept} tokens possible.", kept)
+    return text.format(
+        likeliest=likeliest, model=sampling.entropy_bits(n.p_model), sampled=sampling.entropy_bits(n.p_sampled),
+        words=n.words, kept=kept)
 
 
 def hidden_state_figure(h: Hidden) -> go.Figure:
@@ -207,11 +216,13 @@ def hidden_state_figure(h: Hidden) -> go.Figure:
     # the whole width and each character under its column stays legible.
     fig = go.Figure(go.Heatmap(z=window[:, h.units].T, x=x, y=[str(u) for u in h.units],
                                colorscale="RdBu", zmid=0, zmin=-1, zmax=1,
-                               colorbar=dict(title=dict(text="activation h", side="top"), orientation="h", thickness=10,
-                                             len=0.6, y=-0.2, yanchor="top"),
+                               colorbar=dict(title=dict(text=_("activation h"), side="top"), orientation="h",
+                                             thickness=10, len=0.6, y=-0.2, yanchor="top"),
                                customdata=[shown] * len(h.units),
-                               hovertemplate="character %{x}: '%{customdata}'<br>unit %{y}: %{z:.2f}<extra></extra>"))
-    style(fig, None, f"characters {start + 1}-{stop} of the {len(h.labels)} read (␣ is a space)", "unit", height=520)
+                               hovertemplate=_("character %{x}: '%{customdata}'<br>unit %{y}: %{z:.2f}")
+                               + "<extra></extra>"))
+    style(fig, None, _("characters {first}-{last} of the {read} read (␣ is a space)").format(
+        first=start + 1, last=stop, read=len(h.labels)), _("unit"), height=520)
     fig.update_layout(xaxis=dict(tickmode="array", tickvals=list(x), ticktext=shown,
                                  tickangle=0, tickfont=dict(size=13, family="monospace")),
                       yaxis=dict(autorange="reversed", tickfont=dict(size=10), type="category"),
@@ -225,14 +236,16 @@ def saturation(h: Hidden) -> Claim:
 
 
 def hidden_summary(h: Hidden) -> str:
-    flips = (", ".join(f"unit {u} ({n} time{'s' if n != 1 else ''})" for u, n in h.switching if n)
-             or "none: no row jumps by more than 1 between two characters here")
+    flips = (listing(ngettext("unit {unit} ({n} time)", "unit {unit} ({n} times)", n).format(unit=u, n=n)
+                     for u, n in h.switching if n)
+             or _("none: no row jumps by more than 1 between two characters here"))
     end = min(h.start + HIDDEN_SPAN, len(h.labels))
-    return (f"Rows: the {len(h.units)} units (of the top layer's {h.H.shape[1]}) whose activation varies most along "
-            f"characters {h.start + 1}-{end}; columns: the characters read, each written under its column; colour: "
-            f"the activation, -1 (red) to 1 (blue). {saturation(h)} Look for units that flip at spaces or stay on "
-            f"inside words: a first glimpse of what the state remembers. The rows that switch most often here: "
-            f"{flips}.")
+    rows = _("Rows: the {shown} units (of the top layer's {units}) whose activation varies most along characters "
+             "{first}-{last}; columns: the characters read, each written under its column; colour: the activation, "
+             "-1 (red) to 1 (blue).").format(shown=len(h.units), units=h.H.shape[1], first=h.start + 1, last=end)
+    look = _("Look for units that flip at spaces or stay on inside words: a first glimpse of what the state "
+             "remembers. The rows that switch most often here: {flips}.").format(flips=flips)
+    return sentences(rows, saturation(h), look)
 
 
 def next_token_chart(n: NextToken) -> Chart:
@@ -267,32 +280,37 @@ def model_words(lm) -> str:
     """The pretrained model's description: its size, vocabulary and held-out score, and how it differs from the
     chapter's."""
     layers, meta = lm.net.spec.num_layers, lm.meta
-    return (f"Plain tanh RNN (no gates), {layers} layer{'s' if layers > 1 else ''} of {lm.net.spec.hidden_size} "
-            f"units, {len(lm.vocab)} characters; held-out perplexity {meta.get(HELD_OUT_PPL, float('nan')):.2f} "
-            f"({meta.get(HELD_OUT_BPC, float('nan')):.2f} bits per character). Not the chapter's model: the chapter "
-            f"trains one layer of 32 units with plain SGD; this one has {layers} layers of {lm.net.spec.hidden_size}, "
-            "dropout and Adam (`python -m core pretrain`). To sample from the chapter's own model, train the Book "
-            "preset in the Training lab and pick it in Model above.")
+    return ngettext(
+        "Plain tanh RNN (no gates), {layers} layer of {units} units, {V} characters; held-out perplexity {ppl:.2f} "
+        "({bpc:.2f} bits per character). Not the chapter's model: the chapter trains one layer of 32 units with plain "
+        "SGD; this one has {layers} layers of {units}, dropout and Adam (`python -m core pretrain`). To sample from "
+        "the chapter's own model, train the Book preset in the Training lab and pick it in Model above.",
+        "Plain tanh RNN (no gates), {layers} layers of {units} units, {V} characters; held-out perplexity {ppl:.2f} "
+        "({bpc:.2f} bits per character). Not the chapter's model: the chapter trains one layer of 32 units with plain "
+        "SGD; this one has {layers} layers of {units}, dropout and Adam (`python -m core pretrain`). To sample from "
+        "the chapter's own model, train the Book preset in the Training lab and pick it in Model above.",
+        layers).format(layers=layers, units=lm.net.spec.hidden_size, V=len(lm.vocab),
+                       ppl=meta.get(HELD_OUT_PPL, float("nan")), bpc=meta.get(HELD_OUT_BPC, float("nan")))
 
 
-INTRO = ("A trained language model turns any prefix into a probability for every possible next character. "
-         "**Sampling** draws one, feeds it back in, and repeats. The **temperature** T reshapes the distribution "
-         "before drawing: T < 1 sharpens it towards the likeliest character, T > 1 flattens it towards uniform, "
-         "T = 0 always takes the top choice (greedy). **Top-k** then keeps only the k likeliest characters and "
-         "**top-p** the fewest whose probabilities add up to p, and what is kept is scaled back to a total of 1.")
+INTRO = N_("A trained language model turns any prefix into a probability for every possible next character. "
+           "**Sampling** draws one, feeds it back in, and repeats. The **temperature** T reshapes the distribution "
+           "before drawing: T < 1 sharpens it towards the likeliest character, T > 1 flattens it towards uniform, "
+           "T = 0 always takes the top choice (greedy). **Top-k** then keeps only the k likeliest characters and "
+           "**top-p** the fewest whose probabilities add up to p, and what is kept is scaled back to a total of 1.")
 FORMULA = r"p_T(c) = \frac{\exp(o_c / T)}{\sum_{c'} \exp(o_{c'} / T)}"
 NOTATION = ""
-SCORE_INTRO = ("The same surprisal, now for text you write: every character is scored given all the ones before it. "
-               "Compare a sentence with the same words shuffled, or with a misspelling: the model has learnt spelling "
-               "and word order only as far as its fewer bits per character show. (The first character is read from a "
-               "blank state, so it always costs a few bits.)")
+SCORE_INTRO = N_("The same surprisal, now for text you write: every character is scored given all the ones before "
+                 "it. Compare a sentence with the same words shuffled, or with a misspelling: the model has learnt "
+                 "spelling and word order only as far as its fewer bits per character show. (The first character is "
+                 "read from a blank state, so it always costs a few bits.)")
 
 
 def notes(r: Result) -> str:
     """The notes under the figures: greedy against sampled, in words."""
     c = r.comparison
-    return (f"**Greedy against sampled** ({c.sampled_words} for the sample). "
-            + " ".join(str(x) for x in comparison_readings(r)))
+    return sentences(_("**Greedy against sampled** ({words} for the sample).").format(words=c.sampled_words),
+                     *comparison_readings(r))
 
 
 SOURCE = (sampling.sample, sampling.sampler_distribution, sampling.distribution, probe.score_text)

@@ -13,6 +13,7 @@ import torch
 
 from core.checks import check_int, check_real
 from core.claims import Claim, claim
+from core.i18n import _
 from core.text.corpus import clean
 from core.nn.models import RNNLM
 
@@ -52,9 +53,10 @@ class LanguageModel:
     def prepare_prefix(self, prefix: str) -> tuple[str, list[str]]:
         """The prefix cleaned as the training text was, and the characters the model does not know."""
         if not isinstance(prefix, str):
-            raise ValueError("The prefix must be text.")
+            raise ValueError(_("The prefix must be text."))
         if len(prefix) > MAX_PREFIX:
-            raise ValueError(f"The prefix is {len(prefix)} characters long; keep it under {MAX_PREFIX}.")
+            raise ValueError(_("The prefix is {n} characters long; keep it under {most}.").format(
+                n=len(prefix), most=MAX_PREFIX))
         cleaned = clean(prefix, self.cleaning) if prefix else ""
         unknown = self.vocab.unknown(cleaned)
         if unknown:
@@ -92,7 +94,7 @@ class Stepper:
         self.fast = lm.fast_weights()
         self.state = None
         spec = lm.net.spec
-        self.hs = [np.zeros(spec.hidden_size, dtype=np.float32) for _ in range(spec.num_layers)] if self.fast else None
+        self.hs = [np.zeros(spec.hidden_size, dtype=np.float32) for _layer in range(spec.num_layers)] if self.fast else None
         self.logits = None
         self.hidden_history: list[np.ndarray] | None = None
 
@@ -288,20 +290,27 @@ def odd_choices(mean_bits: float, real_bits: float, vocab_size: int) -> Claim:
     V = check_int("vocabulary size", vocab_size, 2)
     uniform = float(np.log2(V))
     numbers = dict(mean=mean_bits, real=real_bits, uniform=uniform)
+    at = dict(mean=mean_bits, real=real_bits, uniform=uniform, V=V, within=LIKE_TEXT,
+              fewer=real_bits / max(mean_bits, 1e-12))
     if mean_bits >= GIBBERISH * uniform:
-        return claim("sample.gibberish", f"At this temperature the odd choices take over: the sample costs the model "
-                     f"{mean_bits:.2f} bits per character, close to the {uniform:.2f} of picking uniformly among its "
-                     f"{V} characters. It is gibberish.", **numbers)
+        return claim("sample.gibberish", _("At this temperature the odd choices take over: the sample costs the model "
+                                           "{mean:.2f} bits per character, close to the {uniform:.2f} of picking "
+                                           "uniformly among its {V} characters. It is gibberish.").format(**at),
+                     **numbers)
     known = bool(np.isfinite(real_bits))
     if known and real_bits / LIKE_TEXT <= mean_bits <= LIKE_TEXT * real_bits:
-        return claim("sample.like_text", f"The model finds its own sample about as predictable as real text "
-                     f"({mean_bits:.2f} bits per character against {real_bits:.2f} on held-out text, within "
-                     f"{LIKE_TEXT:g} times either way): odd choices are occasional, as in real text.", **numbers)
+        return claim("sample.like_text", _("The model finds its own sample about as predictable as real text "
+                                           "({mean:.2f} bits per character against {real:.2f} on held-out text, "
+                                           "within {within:g} times either way): odd choices are occasional, as in "
+                                           "real text.").format(**at), **numbers)
     if known and mean_bits < real_bits / LIKE_TEXT:
-        return claim("sample.predictable", f"The model finds its own sample more predictable than real text: "
-                     f"{mean_bits:.2f} bits per character against {real_bits:.2f} on held-out text, "
-                     f"{real_bits / max(mean_bits, 1e-12):.1f} times fewer. The sampler keeps to the likeliest "
-                     "characters far more than a writer does, so the text is safe and often repetitive.", **numbers)
-    real = f" against {real_bits:.2f} on held-out text" if known else ""
-    return claim("sample.odd", f"Sampling keeps some randomness, and here it often picks unlikely characters: "
-                 f"{mean_bits:.2f} bits per character{real} (uniform guessing: {uniform:.2f}).", **numbers)
+        return claim("sample.predictable", _("The model finds its own sample more predictable than real text: "
+                                             "{mean:.2f} bits per character against {real:.2f} on held-out text, "
+                                             "{fewer:.1f} times fewer. The sampler keeps to the likeliest characters "
+                                             "far more than a writer does, so the text is safe and often "
+                                             "repetitive.").format(**at), **numbers)
+    text = (_("Sampling keeps some randomness, and here it often picks unlikely characters: {mean:.2f} bits per "
+              "character against {real:.2f} on held-out text (uniform guessing: {uniform:.2f}).") if known else
+            _("Sampling keeps some randomness, and here it often picks unlikely characters: {mean:.2f} bits per "
+              "character (uniform guessing: {uniform:.2f})."))
+    return claim("sample.odd", text.format(**at), **numbers)
