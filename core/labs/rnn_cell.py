@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from core.i18n import N_
+from core.i18n import N_, _, ngettext, sentences
 from core.claims import Claim
 from core.figures import Chart, Metric, chart_text, style
 from core.nn import cell_demo, param_counts, rnn_ref, verify
@@ -21,22 +21,23 @@ from core.settings import setting
 KEY = "rnn_cell"
 TITLE = N_("RNN cell")   # the menu shows it translated (core.i18n)
 ICON = ":material/memory:"
-BLURB = "Step the recurrence through time, see the same weights reused, and check the gradients yourself."
+BLURB = N_("Step the recurrence through time, see the same weights reused, and check the gradients yourself.")
 SECTION = "9.4 Recurrent Neural Networks and 9.5 Recurrent Neural Network Implementation from Scratch"
 INPUT_CASES = ((28, 256, 64), (10_000, 256, 256), (10_000, 256, 64))   # (|V|, h, d) beside the word's own
 
 
 @dataclass(frozen=True)
 class Settings:
-    word: str = setting("machine", "Word to read (the network predicts each next letter)", hi=cell_demo.MAX_WORD)
-    h: int = setting(4, "Hidden units", lo=1, hi=8)
-    seed: int = setting(0, "Weight seed", lo=0, hi=10_000, widget="input")
-    t: int = setting(1, "Time step t", "Which step of reading the word the figures show.", lo=1,
+    word: str = setting("machine", N_("Word to read (the network predicts each next letter)"),
+                        hi=cell_demo.MAX_WORD)
+    h: int = setting(4, N_("Hidden units"), lo=1, hi=8)
+    seed: int = setting(0, N_("Weight seed"), lo=0, hi=10_000, widget="input")
+    t: int = setting(1, N_("Time step t"), N_("Which step of reading the word the figures show."), lo=1,
                      hi=cell_demo.MAX_WORD)
-    letter: str = setting("", "Letter fed in", "One of the letters the word feeds in: its one-hot row times W_xh "
-                          "against the row looked up.", widget="select")      # choices: the word's letters
-    V: int = setting(28, "Vocabulary |V|", lo=2, hi=100_000, widget="input")
-    h2: int = setting(256, "Hidden units h", lo=1, hi=10_000, widget="input")
+    letter: str = setting("", N_("Letter fed in"), N_("One of the letters the word feeds in: its one-hot row times W_xh "
+                                                      "against the row looked up."), widget="select")   # the word's
+    V: int = setting(28, N_("Vocabulary |V|"), lo=2, hi=100_000, widget="input")
+    h2: int = setting(256, N_("Hidden units h"), lo=1, hi=10_000, widget="input")
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,8 @@ def lookup(run: cell_demo.WordRun, letter: str) -> cell_demo.Lookup:
     """The one-hot product against the row looked up, for a letter the word feeds in ('' : its first letter)."""
     steps = first_steps(run)
     if letter and letter not in steps:
-        raise ValueError(f"The word feeds in only the letters {', '.join(map(repr, steps))}: pick one of them.")
+        raise ValueError(_("The word feeds in only the letters {letters}: pick one of them.").format(
+            letters=", ".join(map(repr, steps))))
     return cell_demo.one_hot_lookup(run, steps[letter or next(iter(steps))])
 
 
@@ -74,15 +76,16 @@ def compute(s: Settings) -> Result:
 
 def metrics(r: Result) -> list[Metric]:
     step = r.step
-    return [Metric(f"P(next letter '{step.target}')", f"{step.P[step.target_id]:.3f}"),
-            Metric("Loss at this step", f"{step.loss:.3f}", f"-log P; the mean over all {r.run.steps} steps is "
-                                                            f"{r.run.cache.loss:.3f}")]
+    return [Metric(_("P(next letter '{letter}')").format(letter=step.target), f"{step.P[step.target_id]:.3f}"),
+            Metric(_("Loss at this step"), f"{step.loss:.3f}",
+                   _("-log P; the mean over all {n} steps is {mean:.3f}").format(n=r.run.steps, mean=r.run.cache.loss))]
 
 
 def step_words(run: cell_demo.WordRun, step: cell_demo.Step) -> str:
-    return (f"Step t = {step.t}: the network reads '{step.read}' and should predict '{step.target}'. It gives that "
-            f"letter probability {step.P[step.target_id]:.3f}, a loss of {step.loss:.3f} (mean over all {run.steps} "
-            f"steps: {run.cache.loss:.3f}). The weights are random: nothing is learnt yet.")
+    return _("Step t = {t}: the network reads '{read}' and should predict '{target}'. It gives that letter probability "
+             "{p:.3f}, a loss of {loss:.3f} (mean over all {n} steps: {mean:.3f}). The weights are random: nothing is "
+             "learnt yet.").format(t=step.t, read=step.read, target=step.target, p=step.P[step.target_id],
+                                   loss=step.loss, n=run.steps, mean=run.cache.loss)
 
 
 def letter_labels(run: cell_demo.WordRun) -> list[str]:
@@ -105,11 +108,11 @@ def heat_figure(z: np.ndarray, title: str, labels_x: list[str], labels_y: list[s
 def probability_figure(run: cell_demo.WordRun, step: cell_demo.Step) -> go.Figure:
     chars = letter_labels(run)
     target = [i == step.target_id for i in range(len(step.P))]
-    fig = go.Figure(go.Bar(x=chars, y=step.P, name="next-letter probability",
+    fig = go.Figure(go.Bar(x=chars, y=step.P, name=_("next-letter probability"),
                            marker_color=["#D55E00" if t else "#0072B2" for t in target],
                            marker_pattern_shape=["/" if t else "" for t in target],
-                           text=["next" if t else "" for t in target], textposition="outside"))
-    style(fig, "softmax(Oₜ): the next letter", "letter", "probability", height=300)
+                           text=[_("next") if t else "" for t in target], textposition="outside"))
+    style(fig, _("softmax(Oₜ): the next letter"), _("letter"), _("probability"), height=300)
     fig.update_layout(margin=dict(t=40, b=40, l=40, r=10))
     return fig
 
@@ -118,25 +121,28 @@ def step_charts(run: cell_demo.WordRun, step: cell_demo.Step) -> list[Chart]:
     """The six views of one step, each a small figure with its own summary: input, previous and new state,
     the two weight matrices and the next-letter probabilities. Drawn three to a row, they stack on a phone."""
     chars, units = letter_labels(run), [f"h{i + 1}" for i in range(step.H.shape[1])]
-    rng = lambda z: f"values {np.min(z):.2f} to {np.max(z):.2f}"  # noqa: E731
+    rng = lambda z: _("values {lo:.2f} to {hi:.2f}").format(lo=np.min(z), hi=np.max(z))  # noqa: E731
     best = int(np.argmax(step.P))
     W_xh, W_hh = run.params["W_xh"], run.params["W_hh"]
+    letter, unit = _("letter"), _("unit")
     return [
-        Chart("step-x", heat_figure(step.X, "Xₜ: one-hot input", chars, ["x"], "letter", ""),
-              f"The input at step {step.t}: a 1 for '{step.read}' (id {int(np.argmax(step.X))}), 0 elsewhere."),
-        Chart("step-h-prev", heat_figure(step.H_prev, "Hₜ₋₁: previous state", units, ["h"], "unit", ""),
-              f"The previous state at step {step.t}: {rng(step.H_prev)}."),
-        Chart("step-h", heat_figure(step.H, "Hₜ: new state", units, ["h"], "unit", ""),
-              f"The new state at step {step.t}: {rng(step.H)}."),
-        Chart("step-w-xh", heat_figure(W_xh, "W_xh (a row per letter)", units, chars, "unit", "letter"),
-              f"The input weights W_xh, {W_xh.shape[0]} letters by {W_xh.shape[1]} units (the one-hot input picks "
-              f"one row): {rng(W_xh)}."),
-        Chart("step-w-hh", heat_figure(W_hh, "W_hh", units, units, "unit", "unit"),
-              f"The recurrent weights W_hh, {W_hh.shape[0]} by {W_hh.shape[1]} (from each unit of the previous state "
-              f"to each unit of the new one): {rng(W_hh)}."),
+        Chart("step-x", heat_figure(step.X, _("Xₜ: one-hot input"), chars, ["x"], letter, ""),
+              _("The input at step {t}: a 1 for '{read}' (id {id}), 0 elsewhere.").format(
+                  t=step.t, read=step.read, id=int(np.argmax(step.X)))),
+        Chart("step-h-prev", heat_figure(step.H_prev, _("Hₜ₋₁: previous state"), units, ["h"], unit, ""),
+              _("The previous state at step {t}: {values}.").format(t=step.t, values=rng(step.H_prev))),
+        Chart("step-h", heat_figure(step.H, _("Hₜ: new state"), units, ["h"], unit, ""),
+              _("The new state at step {t}: {values}.").format(t=step.t, values=rng(step.H))),
+        Chart("step-w-xh", heat_figure(W_xh, _("W_xh (a row per letter)"), units, chars, unit, letter),
+              _("The input weights W_xh, {rows} letters by {cols} units (the one-hot input picks one row): "
+                "{values}.").format(rows=W_xh.shape[0], cols=W_xh.shape[1], values=rng(W_xh))),
+        Chart("step-w-hh", heat_figure(W_hh, "W_hh", units, units, unit, unit),
+              _("The recurrent weights W_hh, {rows} by {cols} (from each unit of the previous state to each unit of "
+                "the new one): {values}.").format(rows=W_hh.shape[0], cols=W_hh.shape[1], values=rng(W_hh))),
         Chart("step-p", probability_figure(run, step),
-              f"Next-letter probabilities: the true next letter '{step.target}' (the bar marked “next”) gets "
-              f"{step.P[step.target_id]:.3f}; the likeliest is '{chars[best]}' with {step.P[best]:.3f}."),
+              _("Next-letter probabilities: the true next letter '{target}' (the bar marked “next”) gets {p:.3f}; "
+                "the likeliest is '{best}' with {best_p:.3f}.").format(target=step.target, p=step.P[step.target_id],
+                                                                     best=chars[best], best_p=step.P[best])),
     ]
 
 
@@ -154,11 +160,11 @@ def unrolled_figure(word: str, steps: int, current: int) -> go.Figure:
         shapes += boxes
         notes += labels
     fig = go.Figure(layout=dict(shapes=shapes, annotations=notes))
-    for y, name, first in ((0, "inputs", "x"), (1, "states", "H"), (2, "outputs", "O")):   # the data behind the boxes
+    for y, name, first in ((0, _("inputs"), "x"), (1, _("states"), "H"), (2, _("outputs"), "O")):   # the data behind the boxes
         fig.add_trace(go.Scatter(x=list(range(steps)), y=[y] * steps, mode="markers", marker=dict(opacity=0),
                                  text=[f"{first}{s + 1}" for s in range(steps)], name=name, showlegend=False,
                                  hoverinfo="skip"))
-    style(fig, "Unrolled: the same weights at every step", None, None, height=300)
+    style(fig, _("Unrolled: the same weights at every step"), None, None, height=300)
     fig.update_layout(xaxis=dict(visible=False, range=[-0.6, steps - 0.25]),   # room for the last W_hq
                       yaxis=dict(visible=False, range=[-0.6, 2.6]), margin=dict(t=50, b=10))
     return fig
@@ -188,9 +194,9 @@ def unrolled_step(word: str, s: int, now: bool) -> tuple[list[dict], list[dict]]
 
 def unrolled_chart(word: str, steps: int, current: int) -> Chart:
     return Chart("unrolled", unrolled_figure(word, steps, current),
-                 f"The network reading “{word[:steps + 1]}”, unrolled over {steps} steps: inputs x1..x{steps} at the "
-                 f"bottom, states H1..H{steps} in the middle, outputs O1..O{steps} on top. Every step uses the same "
-                 f"W_xh, W_hh and W_hq; step {current} is marked.")
+                 _("The network reading “{word}”, unrolled over {n} steps: inputs x1..x{n} at the bottom, states "
+                   "H1..H{n} in the middle, outputs O1..O{n} on top. Every step uses the same W_xh, W_hh and W_hq; "
+                   "step {t} is marked.").format(word=word[:steps + 1], n=steps, t=current))
 
 
 def memory_figure(V: int, h: int) -> go.Figure:
@@ -198,17 +204,17 @@ def memory_figure(V: int, h: int) -> go.Figure:
     ctx = np.arange(1, 21)
     rnn_params = sum(param_counts.rnn_parameter_terms(V, 0, h).values())  # one-hot inputs: no embedding
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=ctx, y=[rnn_params] * len(ctx), name="RNN parameters (any context)"))
+    fig.add_trace(go.Scatter(x=ctx, y=[rnn_params] * len(ctx), name=_("RNN parameters (any context)")))
     fig.add_trace(go.Scatter(x=ctx, y=[float(param_counts.ngram_table_size(V, int(k))) for k in ctx],
-                             name="n-gram table entries |V|^(k+1)"))
-    return style(fig, None, "context length k", "count", height=330, log_y=True)
+                             name=_("n-gram table entries |V|^(k+1)")))
+    return style(fig, None, _("context length k"), _("count"), height=330, log_y=True)
 
 
 def memory_chart(V: int, h: int) -> Chart:
     rnn = sum(param_counts.rnn_parameter_terms(V, 0, h).values())
-    return Chart("memory", memory_figure(V, h), f"With |V| = {V:,} and h = {h:,}, the RNN has {rnn:,} parameters for "
-                 f"any context length; an n-gram table with 20 tokens of context needs |V|^21 = 10^"
-                 f"{21 * math.log10(V):.1f} entries.")
+    text = _("With |V| = {V:,} and h = {h:,}, the RNN has {rnn:,} parameters for any context length; an n-gram table "
+             "with 20 tokens of context needs |V|^21 = 10^{power:.1f} entries.")
+    return Chart("memory", memory_figure(V, h), text.format(V=V, h=h, rnn=rnn, power=21 * math.log10(V)))
 
 
 def charts(r: Result) -> list[Chart]:
@@ -223,8 +229,9 @@ def input_cases(run: cell_demo.WordRun) -> list[tuple[int, int, int]]:
 
 def input_table(cases: list[tuple[int, int, int]]) -> list[dict]:
     """The one-hot and embedding input weights of each case, as table rows."""
-    return [{"|V|": V, "h": h, "one-hot: W_xh (|V| × h)": param_counts.input_parameters(V, h, 0), "d": d,
-             "embedding: E (|V| × d) + W_xh (d × h)": param_counts.input_parameters(V, h, d)} for V, h, d in cases]
+    one_hot, embedding = _("one-hot: W_xh (|V| × h)"), _("embedding: E (|V| × d) + W_xh (d × h)")
+    return [{"|V|": V, "h": h, one_hot: param_counts.input_parameters(V, h, 0), "d": d,
+             embedding: param_counts.input_parameters(V, h, d)} for V, h, d in cases]
 
 
 def inputs_claim(cases: list[tuple[int, int, int]]) -> Claim:
@@ -246,7 +253,7 @@ NB_HYPHEN = "\u2011"   # a hyphen a line never breaks at: "1e-6" stays on one li
 
 def difference_text(x: float) -> str:
     """A largest difference: 4.4e-16 (rounding), or "0, exactly" (not 0.0e+00)."""
-    return f"{x:.1e}" if x else "0, exactly"
+    return f"{x:.1e}" if x else _("0, exactly")
 
 
 def tol(x: float) -> str:
@@ -256,36 +263,42 @@ def tol(x: float) -> str:
 
 def tolerance_words() -> str:
     """The tolerances of core.nn.verify, in words (built from its constants)."""
-    loose = (f"{tol(verify.TOL_ABS)} (absolute or relative)" if verify.TOL_ABS == verify.TOL_REL else
-             f"{tol(verify.TOL_ABS)} absolute or {tol(verify.TOL_REL)} relative")
-    return (f"{loose} where the two ways round differently, {tol(verify.TOL_IDENTITY)} where one float64 result is "
-            "checked against an identity of the maths, and 0 where two ways of computing must agree to the last bit")
+    at = dict(abs=tol(verify.TOL_ABS), rel=tol(verify.TOL_REL), identity=tol(verify.TOL_IDENTITY))
+    text = (_("{abs} (absolute or relative) where the two ways round differently, {identity} where one float64 result "
+              "is checked against an identity of the maths, and 0 where two ways of computing must agree to the last "
+              "bit") if verify.TOL_ABS == verify.TOL_REL else
+            _("{abs} absolute or {rel} relative where the two ways round differently, {identity} where one float64 "
+              "result is checked against an identity of the maths, and 0 where two ways of computing must agree to "
+              "the last bit"))
+    return text.format(**at)
 
 
 def largest_error_words(rows: list[tuple]) -> str:
     """The worst error among the checks that allow one, beside its tolerance; and how many allow none."""
-    allowed = [(err, limit) for _, err, limit, _ in rows if limit > 0]
+    allowed = [(row[1], row[2]) for row in rows if row[2] > 0]
     exact = len(rows) - len(allowed)
     worst = max(allowed, default=None, key=lambda r: r[0] / r[1])
-    said = f"{exact} {'check must' if exact == 1 else 'checks must'} agree to the last bit (tolerance 0)."
+    said = ngettext("{n} check must agree to the last bit (tolerance 0).",
+                    "{n} checks must agree to the last bit (tolerance 0).", exact).format(n=exact)
     if worst is None:
         return said
     error = f"{worst[0]:.1e}".replace("-", NB_HYPHEN)
-    return f"Largest error against its tolerance: {error} (tolerance {tol(worst[1])}). " + said
+    return sentences(_("Largest error against its tolerance: {error} (tolerance {tol}).").format(
+        error=error, tol=tol(worst[1])), said)
 
 
 def gradient_check(run: cell_demo.WordRun, name: str, index: tuple) -> tuple[float, float, float]:
     """One gradient entry by the hand-written BPTT and by finite differences, and their relative error."""
-    _, grads = rnn_ref.loss_and_grads(run.params, run.x_ids, run.y_ids)
+    grads = rnn_ref.loss_and_grads(run.params, run.x_ids, run.y_ids)[1]
     analytic = float(grads[name][index])
     numeric = rnn_ref.finite_difference(run.params, run.x_ids, run.y_ids, name, index)
     return analytic, numeric, verify.rel_err(analytic, numeric)
 
 
-INTRO = ("A recurrent network reads a sequence one token at a time and keeps a **hidden state** H, a small vector "
-         "that summarises everything read so far. Each step mixes the new input with the old state through the same "
-         "two weight matrices, squashes the result with tanh, and reads a prediction for the next token off the new "
-         "state.")
+INTRO = N_("A recurrent network reads a sequence one token at a time and keeps a **hidden state** H, a small vector "
+           "that summarises everything read so far. Each step mixes the new input with the old state through the same "
+           "two weight matrices, squashes the result with tanh, and reads a prediction for the next token off the new "
+           "state.")
 FORMULA = (r"\begin{gathered}H_t = \tanh(X_t W_{xh} + H_{t-1} W_{hh} + b_h) \\ O_t = H_t W_{hq} + b_q"
            r"\qquad \ell_t = -\log \operatorname{softmax}(O_t)_{y_t}\end{gathered}")
 NOTATION = ""
@@ -293,7 +306,7 @@ NOTATION = ""
 
 def notes(r: Result) -> str:
     """The step in words, and which input is cheaper, one-hot or an embedding."""
-    return f"{step_words(r.run, r.step)}\n\n{inputs_claim(input_cases(r.run))}"
+    return f"{step_words(r.run, r.step)}\n\n{inputs_claim(input_cases(r.run))}"   # each in the language in force
 
 
 SOURCE = (rnn_ref.cell, rnn_ref.forward, rnn_ref.backward)

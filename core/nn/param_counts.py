@@ -7,6 +7,7 @@ import math
 
 from core.claims import Claim, claim
 from core.checks import check_int
+from core.i18n import _
 
 def ngram_table_size(vocab_size: int, k: int) -> int:
     """Entries of a (k+1)-gram table: a probability for each next token after each k-token context, |V|^(k+1)."""
@@ -57,17 +58,20 @@ def embedding_saves(vocab_size: int, hidden: int, embed_dim: int) -> int:
 def input_choice(cases: list[tuple[int, int, int]]) -> Claim:
     """Which input is cheaper, one-hot or an embedding, for each (|V|, h, d), and the rule that decides it."""
     if not cases:
-        raise ValueError("Give at least one (|V|, h, d) to compare.")
+        raise ValueError(_("Give at least one (|V|, h, d) to compare."))
     parts, cheaper = [], 0
     for V, h, d in cases:
         saves = embedding_saves(V, h, d)
         cheaper += saves > 0
-        word = "the embedding is cheaper" if saves > 0 else "one-hot is cheaper" if saves < 0 else "they cost the same"
-        parts.append(f"|V| = {V:,}, h = {h}, d = {d}: {word} ({input_parameters(V, h, d):,} against "
-                     f"{input_parameters(V, h, 0):,})")
-    return claim("params.input_choice", "An embedding costs |V|·d + d·h weights against one-hot's |V|·h, so it is "
-                 "cheaper exactly when d < |V|·h / (|V| + h), whether the vocabulary is small or large. In the "
-                 "table: " + "; ".join(parts) + ".", cheaper=cheaper, cases=len(cases))
+        text = (_("|V| = {V:,}, h = {h}, d = {d}: the embedding is cheaper ({embedding:,} against {one_hot:,})")
+                if saves > 0 else
+                _("|V| = {V:,}, h = {h}, d = {d}: one-hot is cheaper ({embedding:,} against {one_hot:,})") if saves < 0
+                else _("|V| = {V:,}, h = {h}, d = {d}: they cost the same ({embedding:,} against {one_hot:,})"))
+        parts.append(text.format(V=V, h=h, d=d, embedding=input_parameters(V, h, d), one_hot=input_parameters(V, h, 0)))
+    return claim("params.input_choice", _("An embedding costs |V|·d + d·h weights against one-hot's |V|·h, so it is "
+                                          "cheaper exactly when d < |V|·h / (|V| + h), whether the vocabulary is small "
+                                          "or large. In the table: {cases}.").format(cases=_("; ").join(parts)),
+                 cheaper=cheaper, cases=len(cases))
 
 
 def largest_terms(terms: dict[str, int]) -> Claim:
@@ -77,10 +81,10 @@ def largest_terms(terms: dict[str, int]) -> Claim:
     if len(terms) < 2:
         raise ValueError("Give the RNN's parameter terms, at least two.")
     ranked = sorted(terms.items(), key=lambda kv: kv[1], reverse=True)
-    (first, n1), (_, n2) = ranked[0], ranked[1]
+    (first, n1), n2 = ranked[0], ranked[1][1]
     top = [(k, v) for k, v in ranked if v >= n2]           # the two largest and any term tied with them
-    if len({v for _, v in top}) == 1:
-        names = [k for k, _ in top]
+    if len({v for k, v in top}) == 1:
+        names = [k for k, v in top]
         text = f"Its largest terms here, tied at {n1:,} each, are {', '.join(names[:-1])} and {names[-1]}."
     else:
         named = [f"{k} ({v:,})" for k, v in top]
@@ -89,7 +93,7 @@ def largest_terms(terms: dict[str, int]) -> Claim:
     if recurrent >= n2:                           # W_hh among the two largest (ties included)
         return claim("params.hh_large", text, largest=n1, recurrent=recurrent)
     shape = first[first.rindex("(") + 1: first.rindex(")")]
-    grows = " and ".join(dict.fromkeys(f for k, _ in top if k == first or terms[k] == n1
+    grows = " and ".join(dict.fromkeys(f for k, v in top if k == first or terms[k] == n1
                                        for f in k[k.rindex("(") + 1: k.rindex(")")].split(" x ") if f != "h"))
     ratio = max(n1, 1) / max(recurrent, 1)
     times = f"{ratio:,.0f}" if ratio >= 100 else f"{ratio:.3g}"
