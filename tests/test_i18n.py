@@ -24,7 +24,7 @@ MATH = re.compile(r"\$\$.*?\$\$|\$[^$]*\$|:material/\w+:|:[a-z]+\[", re.S)   # f
 DATA = re.compile(r"“[^”]*”|'[^'\n]*'|`[^`]*`|<div style=\"font-family:monospace.*?</div>|<[^>]*>|top\\?-[kp]", re.S)
 # Words that stay as they are in Chinese: identifiers a control or a formula names, and proper names
 KEPT = {"tau", "sigma", "cos", "sin", "tanh", "min", "numpy", "GRU", "LSTM", "Jupyter", "install", "RNN", "Lab", "pip",
-        "CPU", "csv", "JSON", "Adam", "softmax", "torch", "float64"}
+        "CPU", "csv", "JSON", "Adam", "softmax", "torch", "BPE"}
 TRANSLATED_LABS = [k for k in TRANSLATED if PAGES[k].lab and PAGES[k].module is not None]
 NUMBER = re.compile(r"-?\d+(?:,\d{3})*(?:\.\d+)?(?:e[-+]?\d+)?")
 

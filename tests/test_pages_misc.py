@@ -325,9 +325,9 @@ def test_a_class_at_the_same_setting_shares_one_set_of_figures_and_each_draw_rea
     import json
     import plotly.io as pio
     from pages import rnn_cell
-    first = rnn_cell.step_views("hello world", 4, 0, 3)
-    assert rnn_cell.step_views("hello world", 4, 0, 3) is first
-    assert rnn_cell.step_views("hello world", 4, 0, 4)[2].figure is not first[2].figure
+    first = rnn_cell.step_views("hello world", 4, 0, 3, "en")
+    assert rnn_cell.step_views("hello world", 4, 0, 3, "en") is first
+    assert rnn_cell.step_views("hello world", 4, 0, 4, "en")[2].figure is not first[2].figure
     fig = first[2].figure
     before = json.dumps(fig.to_dict(), default=str)
     assert fig.to_dict() is fig.to_dict()                      # no copy per draw

@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from typing import Callable, TypeVar
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 from streamlit.delta_generator import DeltaGenerator
 
 from core.i18n import _
@@ -118,3 +119,12 @@ def cite(section: str) -> None:
     words, url = citation(section)
     st.caption(_("Follows {words} ([{site}]({url})). Explanations here are our own.").format(
         words=words, site=url.split("/")[2], url=url))
+
+
+def busy(message: str, compute, *args):
+    """compute(*args) under a spinner that says message in the page's language (Streamlit shows it only after half a
+    second, so a cached answer does not flash it); without a page (a warm-up thread), just compute."""
+    if get_script_run_ctx() is None:
+        return compute(*args)
+    with st.spinner(_(message)):
+        return compute(*args)

@@ -4,16 +4,22 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core.i18n import N_, _
 from core.runs.saved import load_pretrained
+from ui.common import busy
 
 SESSION_MODELS = "_rnnlab_session_models"
 PRETRAINED = "pretrained"
 
 
-@st.cache_resource(show_spinner="Loading the pretrained model ...")
+@st.cache_resource(show_spinner=False)
+def _pretrained():
+    return load_pretrained()
+
+
 def pretrained():
     """Loaded lazily on first use, then shared by every session of this server process."""
-    return load_pretrained()
+    return busy(N_("Loading the pretrained model ..."), _pretrained)
 
 
 def session_models() -> dict:
@@ -33,5 +39,6 @@ def get(name: str):
         return pretrained()
     models = session_models()
     if name not in models:
-        raise ValueError(f"No model called {name!r} in this session: train one in the Training lab first.")
+        raise ValueError(_("No model called {name} in this session: train one in the Training lab first.").format(
+            name=repr(name)))
     return models[name]

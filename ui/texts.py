@@ -3,15 +3,20 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core.i18n import N_, _
 from core.text import corpus, ngrams, tokens
-from ui.common import plain
+from ui.common import busy, plain
 
 UPLOAD_KEY = "_rnnlab_upload"
 
 
-@st.cache_data(show_spinner="Loading The Time Machine ...", max_entries=2)
-def time_machine() -> str:
+@st.cache_data(show_spinner=False, max_entries=2)
+def _time_machine() -> str:
     return corpus.load_corpus(download=False)
+
+
+def time_machine() -> str:
+    return busy(N_("Loading The Time Machine ..."), _time_machine)
 
 
 def time_machine_or_none() -> str | None:
@@ -26,14 +31,14 @@ def time_machine_or_none() -> str | None:
 
 def download_button() -> None:
     """Offer the download; on success the page reruns with the corpus."""
-    if st.button("Download The Time Machine now", icon=":material/download:"):
-        with st.spinner("Downloading and checking the SHA-1 ..."):
+    if st.button(_("Download The Time Machine now"), icon=":material/download:"):
+        with st.spinner(_("Downloading and checking the SHA-1 ...")):
             try:
                 corpus.download_corpus(timeout=20)
             except corpus.CorpusError as exc:
                 st.error(plain(exc, 400))
                 return
-        time_machine.clear()
+        _time_machine.clear()
         st.rerun()
 
 
@@ -46,7 +51,7 @@ def _forget_removed_upload(key: str) -> None:
 def upload_widget(key: str) -> None:
     """A .txt upload kept in the session (shared by the labs); bad files get a clear message (and are not used,
     nor is the file they replaced); removing the file in the uploader removes it from every lab."""
-    up = st.file_uploader("Upload your own text (.txt, UTF-8, up to 5 MB)", type=["txt"], key=key,
+    up = st.file_uploader(_("Upload your own text (.txt, UTF-8, up to 5 MB)"), type=["txt"], key=key,
                           on_change=_forget_removed_upload, args=(key,))
     if up is not None:
         try:
@@ -63,7 +68,8 @@ def uploaded() -> dict | None:
 
 
 def missing_corpus_message() -> None:
-    st.warning("The Time Machine is not available on this machine. " + corpus.HOW_TO_GET, icon=":material/description:")
+    st.warning(_("The Time Machine is not available on this machine. {how}").format(how=corpus.how_to_get()),
+               icon=":material/description:")
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -71,9 +77,13 @@ def cleaned(text: str, how: str) -> str:
     return corpus.clean(text, how)
 
 
-@st.cache_resource(show_spinner="Training a BPE tokenizer (once per text and size) ...", max_entries=32)
-def bpe(text: str, size: int):
+@st.cache_resource(show_spinner=False, max_entries=32)
+def _bpe(text: str, size: int):
     return tokens.train_bpe(text, size)
+
+
+def bpe(text: str, size: int):
+    return busy(N_("Training a BPE tokenizer (once per text and size) ..."), _bpe, text, size)
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
@@ -110,34 +120,42 @@ def top_ngrams(text: str, kind: str, size: int, n: int, k: int) -> list[tuple[st
     return ngrams.top_ngrams(vocab(text, kind, size), encoded(text, kind, size), n, k)
 
 
-@st.cache_data(show_spinner="Training BPE tokenizers of several sizes (cached) ...", max_entries=8)
 def bytes_per_token_sweep(text: str, sizes: tuple[int, ...]) -> list[dict]:
     """Bytes per token for characters and for BPE at each size."""
-    rows = []
-    for label, v in [("characters", char_vocab(text)), *((f"BPE {s}", bpe(text, s)) for s in sizes)]:
+    return busy(N_("Training BPE tokenizers of several sizes (cached) ..."), _bytes_per_token_sweep, text, sizes)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _bytes_per_token_sweep(text: str, sizes: tuple[int, ...]) -> list[dict]:
+    rows = []   # each tokenizer's name is data; core.labs.tokens.sweep_chart translates "characters" where it shows
+    for label, v in [(N_("characters"), char_vocab(text)), *((f"BPE {s}", _bpe(text, s)) for s in sizes)]:
         rows.append({"tokenizer": label, "vocabulary": len(v), "bytes per token": tokens.bytes_per_token(v, text)})
     return rows
 
 
-@st.cache_data(show_spinner="Scoring the pretrained RNN on the held-out tenth ...", max_entries=16)
-def rnn_held_out_perplexity(raw: str) -> float:
-    """core.nn.probe.model_perplexity of the shipped character RNN: once per text, whatever alpha."""
+@st.cache_data(show_spinner=False, max_entries=16)
+def _rnn_held_out_perplexity(raw: str, _lm) -> float:
+    """core.nn.probe.model_perplexity of the shipped character RNN (_lm): once per text, whatever alpha."""
     from core.nn import probe
-    from ui.model_choice import pretrained
-    return probe.model_perplexity(pretrained(), raw)
+    return probe.model_perplexity(_lm, raw)
 
 
-@st.cache_data(show_spinner="Counting n-grams on the first 90% and scoring them on the last 10% ...", max_entries=16)
 def ngram_vs_rnn(raw: str, alpha: float):
     """core.nn.probe.compare_with_model against the shipped character RNN: once per text and alpha (the RNN's
     own score once per text)."""
-    from core.nn import probe
     from ui.model_choice import pretrained
-    return probe.compare_with_model(pretrained(), raw, alpha, model_ppl=rnn_held_out_perplexity(raw))
+    return busy(N_("Counting n-grams on the first 90% and scoring them on the last 10% (and the RNN on the last 10%, "
+                   "once per text) ..."), _ngram_vs_rnn, raw, alpha, pretrained())
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _ngram_vs_rnn(raw: str, alpha: float, _lm):
+    from core.nn import probe
+    return probe.compare_with_model(_lm, raw, alpha, model_ppl=_rnn_held_out_perplexity(raw, _lm))
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def bpe_merge_history(text: str, first: int):
     """The first merges of a 1,024-token BPE vocabulary trained on text, with their counts (once per text)."""
     from core.text import bpe_merges
-    return bpe_merges.merge_history(bpe(text, 1024), text, first)
+    return bpe_merges.merge_history(_bpe(text, 1024), text, first)

@@ -1,10 +1,10 @@
 """The exercises, two or more per lab, many of them the RNN chapter's end-of-section exercises made checkable.
 Every solver runs core code with its settings; none returns a stored answer. The solvers: core.exercises.solvers_maths
-(the labs' maths) and core.exercises.solvers_models (trained models and runs)."""
+(the labs' maths), solvers_cell (the RNN cell's) and solvers_models (trained models and runs)."""
 from __future__ import annotations
 
 from core.exercises.types import CHOICE, NUMBER, Exercise
-from core.exercises import solvers_maths as maths, solvers_models as models
+from core.exercises import solvers_cell as cell, solvers_maths as maths, solvers_models as models
 
 # --- The bank ----------------------------------------------------------------------------------------------
 
@@ -50,22 +50,22 @@ BANK: dict[str, Exercise] = {e.key: e for e in (
     Exercise("cell_state", "rnn_cell", "A network with h = 4 hidden units reads 'unfathomable' instead of 'time', one "
              "letter per step, predicting each next letter. How many numbers does its hidden state hold after its "
              "last step?", NUMBER,
-             maths.state_size,
+             cell.state_size,
              {"short": "time", "long": "unfathomable", "h": 4}, "Does the state grow, or is it overwritten?",
              tolerance=0.0, absolute=0.0, other={"h": 8}, other_label="h = 8", url={"word": "unfathomable", "h": 4}),
-    Exercise("cell_lookup", "rnn_cell", "A one-hot input row times W_xh gives ...", CHOICE, maths.lookup_is_a_row,
+    Exercise("cell_lookup", "rnn_cell", "A one-hot input row times W_xh gives ...", CHOICE, cell.lookup_is_a_row,
              {"word": "machine", "h": 4, "t": 3}, "The row has a single 1; everything else is 0.",
              options=("a row of W_xh", "a column of W_xh", "the sum of W_xh's rows"), url={"word": "machine", "h": 4}),
     Exercise("cell_shared", "rnn_cell", "Unrolled over the 6 steps of reading 'machine', how many different W_hh "
-             "matrices does the network use?", NUMBER, maths.shared_matrices, {"word": "machine", "h": 4},
+             "matrices does the network use?", NUMBER, cell.shared_matrices, {"word": "machine", "h": 4},
              "Look at the unrolled picture: what is on every arrow between states?", tolerance=0.0, absolute=0.0,
              other={"word": "unfathomable"}, other_label="a 12-letter word", url={"word": "machine", "h": 4}),
     Exercise("book_output", "rnn_cell", "The book's exercise: an RNN predicts the next character of The Time Machine, "
              "cleaned to lower-case letters and spaces. How many numbers must its output layer give at each step?",
-             NUMBER, maths.output_size, {}, "One score for every token the model could predict next.", tolerance=0.0,
+             NUMBER, cell.output_size, {}, "One score for every token the model could predict next.", tolerance=0.0,
              absolute=0.0, needs_corpus=True, book="v1.0's 9.4 Recurrent Neural Networks, #1"),
     Exercise("book_condition", "rnn_cell", "The book's exercise: why can an RNN's prediction at step t depend on every "
-             "earlier token, however many there are?", CHOICE, maths.reaches_back,
+             "earlier token, however many there are?", CHOICE, cell.reaches_back,
              {"text": "the time machine", "swap": "l", "h": 16},
              "What does each step read besides the new token, and how big is it?",
              options=("its hidden state carries a summary of every earlier token forward",

@@ -1,13 +1,15 @@
-"""Solvers of the exercises on the labs' maths (forecasting, tokens, the RNN cell, gradient flow): each runs core
+"""Solvers of the exercises on the labs' maths (forecasting, tokens, gradient flow; the RNN cell's are in
+core.exercises.solvers_cell): each runs core
 code with the exercise's settings and returns a Solution built from that run's numbers (core.exercises.bank
 pairs them with their questions)."""
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 
-from core.nn import cell_demo, gradflow, gradflow_readings, param_counts
+from core.nn import gradflow, gradflow_readings, param_counts
 from core.sequences import forecast, readings
 from core.text import ngrams, tokens
 from core.exercises.types import Solution
@@ -97,29 +99,40 @@ def ngram_table_power(s: dict) -> Solution:
     V, k = s["V"], s["k"]
     power = math.log10(param_counts.ngram_table_size(V, k))
     digits = math.log10(V)
-    return Solution(power, f"A table over {k} tokens of context needs a probability for each next token after "
-                           f"each context: |V|^{k + 1} = {V:,}^{k + 1} = 10^{power:.4g} entries.",
-                    {"entries (power of ten)": power},
-                    {k * digits: f"{k * digits:g} is |V|^{k}, the contexts alone: each context needs a probability "
-                                 f"for every next token too, |V|^{k + 1}.",
-                     (k - 1) * digits: f"{(k - 1) * digits:g} is |V|^{k - 1}: the context is {k} tokens, and the table "
-                                       f"also needs the next one, |V|^{k + 1}.",
-                     float(k + 1): f"{k + 1} is how many tokens one entry covers; the table has |V|^{k + 1} "
-                                   f"entries, so the power of ten is {k + 1} times log10 |V| = {digits:g}."})
+    at = dict(k=k, k1=k + 1, km1=k - 1, V=V, power=power, digits=digits, contexts=k * digits,
+              fewer=(k - 1) * digits)
+    return Solution(power, _("A table over {k} tokens of context needs a probability for each next token after each "
+                             "context: |V|^{k1} = {V:,}^{k1} = 10^{power:.4g} entries.").format(**at),
+                    {_("entries (power of ten)"): power},
+                    {k * digits: _("{contexts:g} is |V|^{k}, the contexts alone: each context needs a probability for "
+                                   "every next token too, |V|^{k1}.").format(**at),
+                     (k - 1) * digits: _("{fewer:g} is |V|^{km1}: the context is {k} tokens, and the table also needs "
+                                         "the next one, |V|^{k1}.").format(**at),
+                     float(k + 1): _("{k1} is how many tokens one entry covers; the table has |V|^{k1} entries, so the "
+                                     "power of ten is {k1} times log10 |V| = {digits:g}.").format(**at)})
+
+
+def _term_name(term: str) -> str:
+    """A parameter term's name without its shape, in the language in force ("input weights W_xh")."""
+    return re.split(r" \(|（", _(term))[0]
 
 
 def rnn_parameters(s: dict) -> Solution:
     V, d, h = s["V"], s.get("d", 0), s["h"]
     terms = param_counts.rnn_parameter_terms(V, d, h)
     total = sum(terms.values())
-    parts = ", ".join(f"{k.split(' (')[0]} {v:,}" for k, v in terms.items())
+    parts = listing(f"{_term_name(k)} {v:,}" for k, v in terms.items())
     one_hot = sum(param_counts.rnn_parameter_terms(V, 0, h).values())
-    slips = {float(total - h - V): f"{total - h - V:,} leaves out the biases b_h ({h:,}) and b_q ({V:,})."}
+    at = dict(V=V, d=d, h=h, total=total, one_hot=one_hot, no_bias=total - h - V, no_table=total - V * d, table=V * d,
+              parts=parts)
+    slips = {float(total - h - V): _("{no_bias:,} leaves out the biases b_h ({h:,}) and b_q ({V:,}).").format(**at)}
     if d:
-        slips[float(one_hot)] = (f"{one_hot:,} counts one-hot inputs (W_xh of {V:,} × {h}); here each token is first "
-                                 f"looked up in an embedding table of {V:,} × {d}, then W_xh is {d} × {h}.")
-        slips[float(total - V * d)] = f"{total - V * d:,} leaves out the embedding table ({V:,} × {d} = {V * d:,})."
-    return Solution(float(total), f"{parts}: {total:,} in all, whatever the length of the context.", terms, slips)
+        slips[float(one_hot)] = _("{one_hot:,} counts one-hot inputs (W_xh of {V:,} × {h}); here each token is first "
+                                  "looked up in an embedding table of {V:,} × {d}, then W_xh is {d} × {h}.").format(**at)
+        slips[float(total - V * d)] = _("{no_table:,} leaves out the embedding table ({V:,} × {d} = "
+                                        "{table:,}).").format(**at)
+    return Solution(float(total), _("{parts}: {total:,} in all, whatever the length of the context.").format(**at),
+                    {_(k): v for k, v in terms.items()}, slips)
 
 
 def coverage_share(s: dict) -> Solution:
@@ -129,104 +142,10 @@ def coverage_share(s: dict) -> Solution:
     cov = ngrams.ngram_coverage(vocab.encode(text), s["n"])[-1]
     pct = 100 * cov.share
     answer = "under 1%" if pct < 1 else "1% to 10%" if pct < 10 else "10% to 50%" if pct < 50 else "over 50%"
-    return Solution(answer, f"The book shows {cov.distinct:,} distinct {s['n']}-grams of the {cov.possible:,} that its "
-                            f"{cov.symbols} token types could form: {pct:.2f}%.", {"share (%)": pct})
-
-
-# --- RNN cell ----------------------------------------------------------------------------------------------
-
-def state_size(s: dict) -> Solution:
-    short, long = cell_demo.read_word(s["short"], s["h"]), cell_demo.read_word(s["long"], s["h"])
-    n_short, n_long = short.cache.H[-1].shape[-1], long.cache.H[-1].shape[-1]
-    text = (_("A step reads one letter and predicts the next, so a word of n letters takes n - 1 steps (its last letter "
-              "is only predicted). Reading '{short}' ({short_steps} steps) the state holds {n_short} numbers; reading "
-              "'{long}' ({long_steps} steps) it holds {n_long}. The state is overwritten at every step, never appended "
-              "to.") if n_short == n_long else
-            _("A step reads one letter and predicts the next, so a word of n letters takes n - 1 steps (its last letter "
-              "is only predicted). Reading '{short}' ({short_steps} steps) the state holds {n_short} numbers; reading "
-              "'{long}' ({long_steps} steps) it holds {n_long}. The state grew with the text."))
-    at = dict(short=s["short"], short_steps=short.steps, n_short=n_short, long=s["long"], long_steps=long.steps,
-              n_long=n_long, all=n_long * long.steps)
-    return Solution(float(n_long), text.format(**at),
-                    {_("state after the short word"): n_short, _("state after the long word"): n_long},
-                    {float(long.steps): _("{long_steps} is the number of steps it read; the state is overwritten at "
-                                          "each step, not lengthened.").format(**at),
-                     float(n_long * long.steps): _("{all} is {n_long} numbers for every step: the state is not "
-                                                   "appended to.").format(**at)})
-
-
-def lookup_is_a_row(s: dict) -> Solution:
-    run = cell_demo.read_word(s["word"], s["h"])
-    look = cell_demo.one_hot_lookup(run, s["t"])
-    row_sum = run.params["W_xh"].sum(axis=0)
-    answer = "a row of W_xh" if look.difference == 0 else "the sum of W_xh's rows" \
-        if np.allclose(look.product, row_sum) else "something else"
-    text = (_("At step {t} the product X_t·W_xh and row {row} of W_xh differ by at most {diff:.1e}: the single 1 in "
-              "the one-hot row picks that row.") if answer == "a row of W_xh" else
-            _("At step {t} the product X_t·W_xh and row {row} of W_xh differ by at most {diff:.1e}."))
-    return Solution(answer, text.format(t=s["t"], row=look.token_id, diff=look.difference),
-                    {_("largest difference from the row"): look.difference,
-                     _("largest difference from the sum of rows"): float(np.max(np.abs(look.product - row_sum)))})
-
-
-def shared_matrices(s: dict) -> Solution:
-    """Recompute every step from the previous state with the one W_hh the network holds: if each matches the
-    forward pass, one matrix served every step."""
-    run = cell_demo.read_word(s["word"], s["h"])
-    p, worst = run.params, 0.0
-    for t in range(1, run.steps + 1):
-        step = run.step(t)
-        again = np.tanh(step.X @ p["W_xh"] + step.H_prev @ p["W_hh"] + p["b_h"])
-        worst = max(worst, float(np.max(np.abs(again - step.H))))
-    distinct = 1.0 if worst < 1e-12 else float(run.steps)
-    text = (_("Recomputing each of the {n} steps of '{word}' from the previous state with the network's one W_hh "
-              "reproduces the forward pass to {worst:.1e}: the same matrix is reused at every step, which is also why "
-              "its gradient is a sum over steps.") if distinct == 1 else
-            _("Recomputing each of the {n} steps of '{word}' from the previous state with the network's one W_hh "
-              "reproduces the forward pass to {worst:.1e}: the steps did not all use that matrix."))
-    at = dict(n=run.steps, word=s["word"], worst=worst, letters=run.steps + 1)
-    return Solution(distinct, text.format(**at), {_("steps"): run.steps, _("largest mismatch"): worst},
-                    {float(run.steps): _("{n} is one per step, but every arrow carries the same W_hh.").format(**at),
-                     float(run.steps + 1): _("{letters} counts the letters; the arrows all carry one W_hh.").format(
-                         **at)})
-
-
-def output_size(s: dict) -> Solution:
-    """The book's exercise 1: the output layer scores every token of the vocabulary, counted from the corpus."""
-    from core.text.corpus import clean, load_corpus
-    vocab = tokens.CharVocab.build(clean(load_corpus(), "letters"))
-    V = len(vocab)
-    letters = sum(t.isalpha() for t in vocab.idx_to_token)
-    at = dict(V=V, letters=letters, fewer=V - 1)
-    return Solution(float(V), _("The cleaned book has {V} tokens: {letters} letters, the space and one id for anything "
-                                "unknown. At each step the output layer gives each of them a score (O_t has {V} "
-                                "numbers per example), and softmax turns the scores into the next character's "
-                                "probabilities.").format(**at), {_("tokens"): V},
-                    {float(V - 1): _("{fewer} leaves out the id for unknown characters, which is a token too.").format(
-                        **at),
-                     float(letters): _("{letters} counts the letters only: the space and the unknown id are tokens "
-                                       "too.").format(**at),
-                     1.0: _("1 would be a single guess; the model gives every one of the {V} tokens a "
-                            "probability.").format(**at)})
-
-
-def reaches_back(s: dict) -> Solution:
-    """The book's exercise 2: change only the first character and see the last state move, with a state that
-    stays h numbers long."""
-    from core.nn import rnn_ref
-    vocab = tokens.CharVocab([tokens.UNK] + sorted(set("abcdefghijklmnopqrstuvwxyz ")))
-    params = rnn_ref.init_params(len(vocab), s["h"], None, seed=0, scale=1.0)
-    text, other = s["text"], s["swap"] + s["text"][1:]
-    finals = [rnn_ref.forward(params, vocab.encode(t)[None, :]).H[-1][0] for t in (text, other)]
-    moved = float(np.max(np.abs(finals[0] - finals[1])))
-    answer = "its hidden state carries a summary of every earlier token forward" if moved > 1e-9 else \
-        "it keeps every earlier token in memory"
-    return Solution(answer, _("Reading {text} and {other}, which differ only in their first character, the state after "
-                              "reading all {n} characters (one per step, {n} steps) differs by up to {moved:.3g}, and it "
-                              "is {size} numbers either way: the first character still reaches the last prediction, "
-                              "through a state of fixed size that each step rewrites.").format(
-                        text=repr(text), other=repr(other), n=len(text), moved=moved, size=finals[0].shape[0]),
-                    {_("largest change in the last state"): moved, _("state size"): int(finals[0].shape[0])})
+    return Solution(answer, _("The book shows {distinct:,} distinct {n}-grams of the {possible:,} that its {types} "
+                              "token types could form: {pct:.2f}%.").format(
+                        distinct=cov.distinct, n=s["n"], possible=cov.possible, types=cov.symbols, pct=pct),
+                    {_("share (%)"): pct})
 
 
 # --- Gradient flow -----------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from typing import Literal
 import numpy as np
 import plotly.graph_objects as go
 
-from core.i18n import N_
+from core.i18n import N_, _, listing, sentences
 from core.claims import Claim
 from core.labs import sampling
 from core.figures import Chart, Metric, number_ticks, style
@@ -26,8 +26,8 @@ from core.settings import setting
 KEY = "tokens"
 TITLE = N_("Text to tokens")   # the menu shows it translated (core.i18n)
 ICON = ":material/text_fields:"
-BLURB = ("Clean text, cut it into characters, words or BPE subwords, see Zipf's law, and count n-grams until the table "
-         "runs out of data.")
+BLURB = N_("Clean text, cut it into characters, words or BPE subwords, see Zipf's law, and count n-grams until the "
+           "table runs out of data.")
 SECTION = "9.2 Converting Raw Text into Sequence Data and 9.3 Language Models"
 BPE_SIZES = (256, 512, 1024, 2048, 4096)
 ALPHAS = (0.001, 0.01, 0.1, 0.5, 1.0)
@@ -39,23 +39,25 @@ MERGES_SHOWN = 20       # BPE's first merges listed
 @dataclass(frozen=True)
 class Settings:
     source: Literal["timemachine", "upload"] = setting(
-        "timemachine", "Text", widget="radio", words={"timemachine": "The Time Machine", "upload": "My upload"})
+        "timemachine", N_("Text"), widget="radio",
+        words={"timemachine": N_("The Time Machine"), "upload": N_("My upload")})
     cleaning: Literal[corpus.CLEANINGS] = setting(
-        "letters", "Cleaning", widget="radio",
-        words={"letters": "letters and spaces (the book)", "punctuation": "keep punctuation"})
-    tokenizer: Literal["char", "word", "bpe"] = setting("char", "Tokenizer", widget="radio", url="tok",
-                                                        words={"char": "characters", "word": "words", "bpe": "BPE"})
-    bpe_size: int = setting(1024, "BPE vocabulary size", widget="select_slider", choices=BPE_SIZES, url="bpe")
-    start: int = setting(2000, "Passage start (character in the raw text)", lo=0, hi=10_000_000)
-    top_n: int = setting(1, "Most frequent", widget="radio", choices=(1, 2, 3), url="topn",
-                         words={1: "1-grams", 2: "2-grams", 3: "3-grams"})
-    bpe_text: str = setting("the time traveller, unfathomable", "Text to cut", hi=200, url="bpetext")
-    alpha: float = setting(0.1, "Smoothing α", "Added to every n-gram count; smaller trusts the counts more.",
+        "letters", N_("Cleaning"), widget="radio",
+        words={"letters": N_("letters and spaces (the book)"), "punctuation": N_("keep punctuation")})
+    tokenizer: Literal["char", "word", "bpe"] = setting(
+        "char", N_("Tokenizer"), widget="radio", url="tok",
+        words={"char": N_("characters"), "word": N_("words"), "bpe": "BPE"})
+    bpe_size: int = setting(1024, N_("BPE vocabulary size"), widget="select_slider", choices=BPE_SIZES, url="bpe")
+    start: int = setting(2000, N_("Passage start (character in the raw text)"), lo=0, hi=10_000_000)
+    top_n: int = setting(1, N_("Most frequent"), widget="radio", choices=(1, 2, 3), url="topn",
+                         words={1: N_("1-grams"), 2: N_("2-grams"), 3: N_("3-grams")})
+    bpe_text: str = setting("the time traveller, unfathomable", N_("Text to cut"), hi=200, url="bpetext")
+    alpha: float = setting(0.1, N_("Smoothing α"), N_("Added to every n-gram count; smaller trusts the counts more."),
                            widget="select_slider", choices=ALPHAS)
-    V: int = setting(10_000, "Vocabulary |V|", lo=2, hi=1_000_000, widget="input")
-    k: int = setting(20, "Context length k", lo=1, hi=100, widget="input")
-    h: int = setting(256, "Hidden units h", lo=1, hi=100_000, widget="input")
-    d: int = setting(256, "Embedding size d (0 = one-hot)", lo=0, hi=100_000, widget="input")
+    V: int = setting(10_000, N_("Vocabulary |V|"), lo=2, hi=1_000_000, widget="input")
+    k: int = setting(20, N_("Context length k"), lo=1, hi=100, widget="input")
+    h: int = setting(256, N_("Hidden units h"), lo=1, hi=100_000, widget="input")
+    d: int = setting(256, N_("Embedding size d (0 = one-hot)"), lo=0, hi=100_000, widget="input")
 
 
 @dataclass(frozen=True)
@@ -98,7 +100,7 @@ def calculator(V: int, k: int, h: int, d: int) -> Calculator:
 def check_cleaned(text: str) -> str:
     """A cleaned text, or ValueError when nothing is left of it."""
     if not text.strip():
-        raise ValueError("Nothing is left of this text after cleaning: try 'keep punctuation' or another file.")
+        raise ValueError(_("Nothing is left of this text after cleaning: try 'keep punctuation' or another file."))
     return text
 
 
@@ -149,14 +151,14 @@ def counted(text: str, kind: str, size: int) -> tuple[tuple, Statistics]:
 
 
 def text_metrics(text: str, vocab, ids) -> list[Metric]:
-    return [Metric("Characters after cleaning", f"{len(text):,}"), Metric("Tokens", f"{len(ids):,}"),
-            Metric("Vocabulary size", f"{len(vocab):,}"),
-            Metric("Bytes per token", f"{tokens.bytes_per_token(vocab, text, ids):.3f}")]
+    return [Metric(_("Characters after cleaning"), f"{len(text):,}"), Metric(_("Tokens"), f"{len(ids):,}"),
+            Metric(_("Vocabulary size"), f"{len(vocab):,}"),
+            Metric(_("Bytes per token"), f"{tokens.bytes_per_token(vocab, text, ids):.3f}")]
 
 
 def calculator_metrics(c: Calculator) -> list[Metric]:
-    return [Metric(f"({c.k}+1)-gram table entries, |V|^(k+1)", param_counts.power_of_ten(c.table_size)),
-            Metric("RNN parameters", f"{sum(c.terms.values()):,}")]
+    return [Metric(_("({k}+1)-gram table entries, |V|^(k+1)").format(k=c.k), param_counts.power_of_ten(c.table_size)),
+            Metric(_("RNN parameters"), f"{sum(c.terms.values()):,}")]
 
 
 def metrics(r: Result) -> list[Metric]:
@@ -179,33 +181,38 @@ def word_start(raw: str, at: int) -> int:
 def vocabulary_rows(vocab, ids) -> list[dict]:
     """Every token with its id and its count in the text, commonest first."""
     counts = ngrams.token_counts(ids, len(vocab))
-    rows = [{"token": visible(vocab.token_text(i)), "id": i, "count": int(counts[i])} for i in range(len(vocab))]
-    return sorted(rows, key=lambda row: -row["count"])
+    token, count = _("token"), _("count")
+    rows = [{token: visible(vocab.token_text(i)), "id": i, count: int(counts[i])} for i in range(len(vocab))]
+    return sorted(rows, key=lambda row: -row[count])
 
 
 def zipf_figure(curves: list[np.ndarray]) -> go.Figure:
     """Frequency against rank of the 1-, 2- and 3-grams, log-log, with Zipf's law fitted to the 1-grams."""
     fig = go.Figure()
     for n, curve in zip((1, 2, 3), curves):
-        fig.add_trace(go.Scatter(x=np.arange(1, len(curve) + 1), y=curve, name=f"{n}-grams", mode="lines"))
+        fig.add_trace(go.Scatter(x=np.arange(1, len(curve) + 1), y=curve, name=_("{n}-grams").format(n=n),
+                                 mode="lines"))
     if len(curves[0]) >= 2:
         fit = ngrams.zipf_fit(curves[0])
         ranks = np.arange(fit.first, fit.last + 1)
-        fig.add_trace(go.Scatter(x=ranks, y=fit.counts(ranks), name=f"Zipf fit to 1-grams, α = {fit.alpha:.2f}",
+        fig.add_trace(go.Scatter(x=ranks, y=fit.counts(ranks), name=_("Zipf fit to 1-grams, α = {alpha:.2f}").format(
+                                     alpha=fit.alpha),
                                  mode="lines", line=dict(dash="dash", color="#444")))
-    return style(fig, "Zipf's law: frequency against rank (log-log)", "rank", "count", log_x=True, log_y=True)
+    return style(fig, _("Zipf's law: frequency against rank (log-log)"), _("rank"), _("count"), log_x=True,
+                 log_y=True)
 
 
 def coverage_figure(cov: list[ngrams.Coverage]) -> go.Figure:
     """Distinct n-grams seen against the possible ones and the n-grams in the text, for n = 1..5."""
     n = [c.n for c in cov]
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=n, y=[c.distinct for c in cov], name="distinct n-grams seen", mode="lines+markers"))
-    fig.add_trace(go.Scatter(x=n, y=[float(c.possible) for c in cov], name=f"possible Sⁿ ({cov[0].symbols} token "
-                             "types occur)", mode="lines+markers", line=dict(dash="dash")))
-    fig.add_trace(go.Scatter(x=n, y=[c.total for c in cov], name="n-grams in the text", mode="lines",
+    fig.add_trace(go.Scatter(x=n, y=[c.distinct for c in cov], name=_("distinct n-grams seen"), mode="lines+markers"))
+    fig.add_trace(go.Scatter(x=n, y=[float(c.possible) for c in cov],
+                             name=_("possible Sⁿ ({types} token types occur)").format(types=cov[0].symbols),
+                             mode="lines+markers", line=dict(dash="dash")))
+    fig.add_trace(go.Scatter(x=n, y=[c.total for c in cov], name=_("n-grams in the text"), mode="lines",
                              line=dict(dash="dot", color="gray")))
-    style(fig, "The table runs out of data", "n", "count", log_y=True)
+    style(fig, _("The table runs out of data"), "n", _("count"), log_y=True)
     fig.update_layout(xaxis=dict(dtick=1))
     return fig
 
@@ -223,53 +230,59 @@ def coverage_claim(cov: list[ngrams.Coverage]) -> Claim:
 
 
 def coverage_chart(cov: list[ngrams.Coverage]) -> Chart:
-    seen = ", ".join(f"n = {c.n}: {c.distinct:,} of {c.possible:,}" for c in cov)
-    return Chart("coverage", coverage_figure(cov), f"Distinct n-grams seen in the text against the possible ones: "
-                                                   f"{seen}.")
+    seen = listing(_("n = {n}: {distinct:,} of {possible:,}").format(n=c.n, distinct=c.distinct, possible=c.possible)
+                   for c in cov)
+    return Chart("coverage", coverage_figure(cov),
+                 _("Distinct n-grams seen in the text against the possible ones: {seen}.").format(seen=seen))
 
 
 def statistics_charts(st_: Statistics, kind: str) -> list[Chart]:
     parts = []
     for n, curve in zip((1, 2, 3), st_.curves):
-        tenth = f", the 10th {int(curve[9]):,}" if len(curve) >= 10 else ""
-        parts.append(f"{n}-grams: {len(curve):,} distinct, the commonest seen {int(curve[0]):,} times{tenth}, "
-                     f"{int(np.sum(curve == 1)):,} seen once")
-    return [Chart("zipf", zipf_figure(st_.curves), f"Frequency against rank. {'; '.join(parts)}. "
-                                                   f"{zipf_reading(st_, kind)}"), coverage_chart(st_.coverage)]
+        text = (_("{n}-grams: {distinct:,} distinct, the commonest seen {first:,} times, the 10th {tenth:,}, {once:,} "
+                  "seen once") if len(curve) >= 10 else
+                _("{n}-grams: {distinct:,} distinct, the commonest seen {first:,} times, {once:,} seen once"))
+        parts.append(text.format(n=n, distinct=len(curve), first=int(curve[0]), tenth=int(curve[9]) if len(curve) >= 10
+                                 else 0, once=int(np.sum(curve == 1))))
+    summary = sentences(_("Frequency against rank. {parts}.").format(parts=_("; ").join(parts)), zipf_reading(st_, kind))
+    return [Chart("zipf", zipf_figure(st_.curves), summary), coverage_chart(st_.coverage)]
 
 
 def sweep_chart(rows: list[dict]) -> Chart:
     """Bytes per token for characters and each BPE size (rows: ui.texts.bytes_per_token_sweep's)."""
-    fig = style(go.Figure(go.Bar(x=[r["tokenizer"] for r in rows], y=[r["bytes per token"] for r in rows])), None,
-                None, "bytes per token", height=320)
-    return Chart("bpe-sweep", fig, "Bytes per token: " + ", ".join(f"{r['tokenizer']} {r['bytes per token']:.2f}"
-                                                                 for r in rows) + ".")
+    names = [_(r["tokenizer"]) for r in rows]    # "characters" (marked in ui.texts) or "BPE 256"
+    fig = style(go.Figure(go.Bar(x=names, y=[r["bytes per token"] for r in rows])), None, None, _("bytes per token"),
+                height=320)
+    return Chart("bpe-sweep", fig, _("Bytes per token: {each}.").format(
+        each=listing(f"{name} {r['bytes per token']:.2f}" for name, r in zip(names, rows))))
 
 
 def segmentation_rows(bpes: dict, typed: str) -> list[dict]:
     """The typed text cut by a BPE vocabulary of every size (bpes: size -> the tokenizer trained on the text)."""
-    return [{"vocabulary": f"{size:,}" + (" (bytes only, no merge)" if size == tokens.BPE_MIN else ""),
-             "tokens": len(pieces), "cut into": " | ".join(pieces)}
+    vocabulary, count, cut = _("vocabulary"), _("tokens"), _("cut into")
+    return [{vocabulary: _("{size:,} (bytes only, no merge)").format(size=size) if size == tokens.BPE_MIN else
+             f"{size:,}", count: len(pieces), cut: " | ".join(pieces)}
             for size, pieces in ((size, bpe_merges.segment(v, typed)) for size, v in bpes.items())]
 
 
 def merge_rows(history: list[bpe_merges.Merge]) -> list[dict]:
-    return [{"merge": m.rank, "token id": 255 + m.rank, "pair": f"{m.left} + {m.right}", "new token": m.merged,
-             "pair count": m.count} for m in history]
+    merge, token_id, pair, new, count = _("merge"), _("token id"), _("pair"), _("new token"), _("pair count")
+    return [{merge: m.rank, token_id: 255 + m.rank, pair: f"{m.left} + {m.right}", new: m.merged, count: m.count}
+            for m in history]
 
 
 def ngram_model_figure(c: probe.Comparison) -> go.Figure:
     """Held-out and training perplexity of the n-gram models against n, and the RNN's held-out perplexity."""
     n = [r["n"] for r in c.rows]
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=n, y=[r["heldout_ppl"] for r in c.rows], name="n-gram, held-out text",
+    fig.add_trace(go.Scatter(x=n, y=[r["heldout_ppl"] for r in c.rows], name=_("n-gram, held-out text"),
                              mode="lines+markers", line=dict(width=3)))
-    fig.add_trace(go.Scatter(x=n, y=[r["train_ppl"] for r in c.rows], name="n-gram, its own training text",
+    fig.add_trace(go.Scatter(x=n, y=[r["train_ppl"] for r in c.rows], name=_("n-gram, its own training text"),
                              mode="lines+markers", line=dict(dash="dash")))
-    fig.add_trace(go.Scatter(x=[n[0], n[-1]], y=[c.model_ppl] * 2, name="pretrained RNN, held-out text",
+    fig.add_trace(go.Scatter(x=[n[0], n[-1]], y=[c.model_ppl] * 2, name=_("pretrained RNN, held-out text"),
                              mode="lines", line=dict(color="#e45756", width=3)))
-    style(fig, "n-grams against an RNN (lower is better)", "n (tokens in each n-gram)",
-          "perplexity", height=380, log_y=True, legend_below=True)
+    style(fig, _("n-grams against an RNN (lower is better)"), _("n (tokens in each n-gram)"),
+          _("perplexity"), height=380, log_y=True, legend_below=True)
     fig.update_layout(xaxis=dict(dtick=1))
     number_ticks(fig, "y", [1, 2, 3, 4, 5, 7, 10, 15, 20, 30])
     return fig
@@ -280,13 +293,14 @@ def counting_model(c: probe.Comparison, alpha: float) -> list[Claim]:
 
 
 def ngram_model_chart(c: probe.Comparison, alpha: float) -> Chart:
-    return Chart("ngram-model", ngram_model_figure(c), " ".join(x.text for x in counting_model(c, alpha)))
+    return Chart("ngram-model", ngram_model_figure(c), sentences(*counting_model(c, alpha)))
 
 
 def calculator_words(c: Calculator) -> str:
-    return (f"Every extra token of context multiplies the table by |V| = {c.V:,} (adds {math.log10(c.V):.1f} to the "
-            "exponent). The RNN's count does not depend on k at all: the same weights are applied at every step, and "
-            f"only the fixed-size state carries the context. {param_counts.largest_terms(c.terms)}")
+    return sentences(_("Every extra token of context multiplies the table by |V| = {V:,} (adds {log:.1f} to the "
+                       "exponent). The RNN's count does not depend on k at all: the same weights are applied at every "
+                       "step, and only the fixed-size state carries the context.").format(V=c.V, log=math.log10(c.V)),
+                     param_counts.largest_terms(c.terms))
 
 
 def charts(r: Result) -> list[Chart]:
@@ -306,23 +320,25 @@ def numbers(r: Result) -> dict:
     return dict(tokens=len(r.ids), types=len(r.vocab), distinct_5grams=r.statistics.coverage[-1].distinct)
 
 
-INTRO = ("A language model never sees letters or words, only **token ids**. This lab follows the road from raw text to "
-         "ids: clean it, cut it into tokens (single characters, whole words, or subwords learnt by byte-pair "
-         "encoding), number them, and count which tokens follow which. The counts show why a lookup table of n-grams "
-         "runs out of data so fast, and why a model with a hidden state is needed.")
+INTRO = N_("A language model never sees letters or words, only **token ids**. This lab follows the road from raw text "
+           "to ids: clean it, cut it into tokens (single characters, whole words, or subwords learnt by byte-pair "
+           "encoding), number them, and count which tokens follow which. The counts show why a lookup table of "
+           "n-grams runs out of data so fast, and why a model with a hidden state is needed.")
 FORMULA = ""
 NOTATION = ""
-BPE_INTRO = ("Byte-level BPE starts with the 256 byte values as its tokens, so a vocabulary of 256 is just the bytes "
-             "and holds **no merge**. Each further token is one merge: the pair of adjacent tokens that occurs most "
-             "often in the training text becomes a new token, the text is rewritten with it, and the counting starts "
-             "again. Type anything to see how each vocabulary size, trained on this lab's text, cuts it:")
-COUNTING_INTRO = ("Turn the counts into a language model: the probability of the next character is how often it "
-                  "followed the previous n − 1 characters in the training text. A count of zero would give probability "
-                  "zero, so add α to every count (add-α smoothing; α = 1 is Laplace smoothing). Fitted on the first "
-                  "90% of the text (cleaned to letters and spaces, the pretrained RNN's alphabet) and scored on the "
-                  "last 10%:")
-SWEEP_NOTE = ("More token types cover longer pieces of text, so each token carries more bytes. To compare a character "
-              "model with a BPE model fairly, divide each one's bits per token by its bytes per token: bits per byte.")
+BPE_INTRO = N_("Byte-level BPE starts with the 256 byte values as its tokens, so a vocabulary of 256 is just the "
+               "bytes and holds **no merge**. Each further token is one merge: the pair of adjacent tokens that "
+               "occurs most often in the training text becomes a new token, the text is rewritten with it, and the "
+               "counting starts again. Type anything to see how each vocabulary size, trained on this lab's text, "
+               "cuts it:")
+COUNTING_INTRO = N_("Turn the counts into a language model: the probability of the next character is how often it "
+                    "followed the previous n − 1 characters in the training text. A count of zero would give "
+                    "probability zero, so add α to every count (add-α smoothing; α = 1 is Laplace smoothing). Fitted "
+                    "on the first 90% of the text (cleaned to letters and spaces, the pretrained RNN's alphabet) and "
+                    "scored on the last 10%:")
+SWEEP_NOTE = N_("More token types cover longer pieces of text, so each token carries more bytes. To compare a "
+                "character model with a BPE model fairly, divide each one's bits per token by its bytes per token: "
+                "bits per byte.")
 
 
 def notes(r: Result) -> str:

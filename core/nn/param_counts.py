@@ -7,7 +7,7 @@ import math
 
 from core.claims import Claim, claim
 from core.checks import check_int
-from core.i18n import _
+from core.i18n import N_, _, listing, ngettext, sentences
 
 def ngram_table_size(vocab_size: int, k: int) -> int:
     """Entries of a (k+1)-gram table: a probability for each next token after each k-token context, |V|^(k+1)."""
@@ -20,14 +20,14 @@ def rnn_parameter_terms(vocab_size: int, embed_dim: int, hidden: int) -> dict[st
     V = check_int("vocab_size", vocab_size, 1)
     d = check_int("embed_dim", embed_dim, 0)
     h = check_int("hidden", hidden, 1)
-    inputs = {"embedding E (|V| x d)": V * d, "input weights W_xh (d x h)": d * h} if d else \
-        {"input weights W_xh (|V| x h)": V * h}
-    return {
+    inputs = {N_("embedding E (|V| x d)"): V * d, N_("input weights W_xh (d x h)"): d * h} if d else \
+        {N_("input weights W_xh (|V| x h)"): V * h}
+    return {   # each term's name is data (its shape is read from it); _() translates it where it is shown
         **inputs,
-        "recurrent weights W_hh (h x h)": h * h,
-        "hidden bias b_h (h)": h,
-        "output weights W_hq (h x |V|)": h * V,
-        "output bias b_q (|V|)": V,
+        N_("recurrent weights W_hh (h x h)"): h * h,
+        N_("hidden bias b_h (h)"): h,
+        N_("output weights W_hq (h x |V|)"): h * V,
+        N_("output bias b_q (|V|)"): V,
     }
 
 
@@ -79,27 +79,32 @@ def largest_terms(terms: dict[str, int]) -> Claim:
     too), and W_hh against the largest when it is not among them, with the sizes the largest term grows with (the
     letters in its shape)."""
     if len(terms) < 2:
-        raise ValueError("Give the RNN's parameter terms, at least two.")
+        raise ValueError(_("Give the RNN's parameter terms, at least two."))
     ranked = sorted(terms.items(), key=lambda kv: kv[1], reverse=True)
     (first, n1), n2 = ranked[0], ranked[1][1]
     top = [(k, v) for k, v in ranked if v >= n2]           # the two largest and any term tied with them
     if len({v for k, v in top}) == 1:
-        names = [k for k, v in top]
-        text = f"Its largest terms here, tied at {n1:,} each, are {', '.join(names[:-1])} and {names[-1]}."
+        names = [_(k) for k, v in top]
+        text = _("Its largest terms here, tied at {n:,} each, are {names} and {last}.").format(
+            n=n1, names=listing(names[:-1]), last=names[-1])
     else:
-        named = [f"{k} ({v:,})" for k, v in top]
-        text = f"Its largest terms here are {', '.join(named[:-1])} and {named[-1]}."
+        named = [_("{term} ({n:,})").format(term=_(k), n=v) for k, v in top]
+        text = _("Its largest terms here are {named} and {last}.").format(named=listing(named[:-1]), last=named[-1])
     recurrent = next(v for k, v in terms.items() if "W_hh" in k)
     if recurrent >= n2:                           # W_hh among the two largest (ties included)
         return claim("params.hh_large", text, largest=n1, recurrent=recurrent)
     shape = first[first.rindex("(") + 1: first.rindex(")")]
-    grows = " and ".join(dict.fromkeys(f for k, v in top if k == first or terms[k] == n1
-                                       for f in k[k.rindex("(") + 1: k.rindex(")")].split(" x ") if f != "h"))
+    sizes = list(dict.fromkeys(f for k, v in top if k == first or terms[k] == n1
+                               for f in k[k.rindex("(") + 1: k.rindex(")")].split(" x ") if f != "h"))
+    grows = _("{a} and {b}").format(a=sizes[0], b=sizes[1]) if len(sizes) == 2 else " ".join(sizes)
     ratio = max(n1, 1) / max(recurrent, 1)
     times = f"{ratio:,.0f}" if ratio >= 100 else f"{ratio:.3g}"
-    return claim("params.hh_small", f"{text} The recurrent matrix W_hh has {recurrent:,} parameter"
-                 f"{'s' if recurrent != 1 else ''} (the largest term has {times} times as many): at these sizes the "
-                 f"terms that grow with {grows or shape} outweigh the h × h recurrence.",
+    more = ngettext("The recurrent matrix W_hh has {recurrent:,} parameter (the largest term has {times} times as "
+                    "many): at these sizes the terms that grow with {grows} outweigh the h × h recurrence.",
+                    "The recurrent matrix W_hh has {recurrent:,} parameters (the largest term has {times} times as "
+                    "many): at these sizes the terms that grow with {grows} outweigh the h × h recurrence.", recurrent)
+    return claim("params.hh_small", sentences(text, more.format(recurrent=recurrent, times=times,
+                                                                grows=grows or shape)),
                  largest=n1, recurrent=recurrent)
 
 

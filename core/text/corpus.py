@@ -16,6 +16,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from core.i18n import N_, _
+
 CORPUS_URL = "http://d2l-data.s3-accelerate.amazonaws.com/timemachine.txt"
 CORPUS_SHA1 = "090b5e7e70c295757f55df93cb0a180b9691891a"
 CORPUS_FILE = "timemachine.txt"
@@ -27,8 +29,13 @@ MAX_UPLOAD_BYTES = 5_000_000
 MIN_UPLOAD_CHARS = 200
 MIN_DISTINCT_CHARS = 10
 
-HOW_TO_GET = (f"Set the environment variable {ENV_CORPUS} to a local copy of The Time Machine "
-              f"(sha1 {CORPUS_SHA1}), let RNN Lab download it (needs the internet), or upload a .txt file.")
+HOW_TO_GET = N_("Set the environment variable {env} to a local copy of The Time Machine (sha1 {sha1}), let RNN Lab "
+                "download it (needs the internet), or upload a .txt file.")
+
+
+def how_to_get() -> str:
+    """How to get the corpus, in the language in force."""
+    return _(HOW_TO_GET).format(env=ENV_CORPUS, sha1=CORPUS_SHA1)
 
 
 class CorpusError(ValueError):
@@ -51,14 +58,14 @@ def _read_text(path: Path, check_sha1: bool) -> str:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise CorpusError(f"Cannot read the corpus at {path}: {exc.strerror or exc}. {HOW_TO_GET}") from None
+        raise CorpusError(f"Cannot read the corpus at {path}: {exc.strerror or exc}. {how_to_get()}") from None
     if check_sha1 and sha1_of(data) != CORPUS_SHA1:
         raise CorpusError(f"The file at {path} is not the expected Time Machine text (its SHA-1 is "
-                          f"{sha1_of(data)}, expected {CORPUS_SHA1}). {HOW_TO_GET}")
+                          f"{sha1_of(data)}, expected {CORPUS_SHA1}). {how_to_get()}")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
-        raise CorpusError(f"The corpus at {path} is not UTF-8 text. {HOW_TO_GET}") from None
+        raise CorpusError(f"The corpus at {path} is not UTF-8 text. {how_to_get()}") from None
 
 
 def atomic_write(path: Path, data: bytes) -> None:
@@ -81,12 +88,12 @@ def download_corpus(url: str = CORPUS_URL, dest: Path | None = None, timeout: fl
             data = response.read(MAX_DOWNLOAD_BYTES + 1)
     except (urllib.error.URLError, OSError, ValueError) as exc:
         reason = getattr(exc, "reason", None) or exc
-        raise CorpusError(f"Could not download the corpus from {url} ({reason}). {HOW_TO_GET}") from None
+        raise CorpusError(f"Could not download the corpus from {url} ({reason}). {how_to_get()}") from None
     if len(data) > MAX_DOWNLOAD_BYTES:
-        raise CorpusError(f"The download from {url} is larger than {MAX_DOWNLOAD_BYTES} bytes: not the corpus. {HOW_TO_GET}")
+        raise CorpusError(f"The download from {url} is larger than {MAX_DOWNLOAD_BYTES} bytes: not the corpus. {how_to_get()}")
     if sha1_of(data) != CORPUS_SHA1:
         raise CorpusError(f"The file downloaded from {url} has SHA-1 {sha1_of(data)}, expected {CORPUS_SHA1}; "
-                          f"it was not saved. {HOW_TO_GET}")
+                          f"it was not saved. {how_to_get()}")
     atomic_write(dest, data)
     return dest
 
@@ -98,7 +105,7 @@ def find_corpus(path: str | os.PathLike | None = None, download: bool = True, ur
     if path is not None:
         p = Path(path)
         if not p.is_file():
-            raise CorpusError(f"No corpus file at {p}. {HOW_TO_GET}")
+            raise CorpusError(f"No corpus file at {p}. {how_to_get()}")
         return p
     env = os.environ.get(ENV_CORPUS)
     if env and Path(env).is_dir():   # a folder (a container's /data): its copy if it has one
@@ -107,7 +114,7 @@ def find_corpus(path: str | os.PathLike | None = None, download: bool = True, ur
     elif env:
         p = Path(env)
         if not p.is_file():
-            raise CorpusError(f"{ENV_CORPUS} points to {p}, which is not a file. {HOW_TO_GET}")
+            raise CorpusError(f"{ENV_CORPUS} points to {p}, which is not a file. {how_to_get()}")
         return p
     if BESIDE_CLONE.is_file():
         return BESIDE_CLONE
@@ -115,7 +122,7 @@ def find_corpus(path: str | os.PathLike | None = None, download: bool = True, ur
     if cached.is_file():
         return cached
     if not download:
-        raise CorpusError(f"The corpus is not cached yet. {HOW_TO_GET}")
+        raise CorpusError(f"The corpus is not cached yet. {how_to_get()}")
     return download_corpus(url, cached, timeout)
 
 
@@ -140,35 +147,35 @@ def corpus_available() -> bool:
 def validate_upload(data: bytes, max_bytes: int = MAX_UPLOAD_BYTES) -> str:
     """A learner's uploaded file as text, or CorpusError saying what is wrong with it."""
     if not isinstance(data, (bytes, bytearray)):
-        raise CorpusError("The upload must be the bytes of a .txt file.")
+        raise CorpusError(_("The upload must be the bytes of a .txt file."))
     if len(data) == 0:
-        raise CorpusError("The uploaded file is empty.")
+        raise CorpusError(_("The uploaded file is empty."))
     if len(data) > max_bytes:
-        raise CorpusError(f"The uploaded file has {len(data):,} bytes; the limit is {max_bytes:,}. "
-                          "Upload a shorter text.")
+        raise CorpusError(_("The uploaded file has {n:,} bytes; the limit is {most:,}. Upload a shorter text.").format(
+            n=len(data), most=max_bytes))
     if data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # a UTF-16 byte-order mark (Windows' "Unicode")
-        raise CorpusError("The uploaded file is UTF-16 text (or starts like it), not UTF-8: save it as UTF-8 "
-                          "(in most editors: Save as, Encoding: UTF-8) and upload it again.")
+        raise CorpusError(_("The uploaded file is UTF-16 text (or starts like it), not UTF-8: save it as UTF-8 "
+                            "(in most editors: Save as, Encoding: UTF-8) and upload it again."))
     head = bytes(data[:65536])
     if b"\x00" in head:
         if head[1::2].count(0) > 0.9 * len(head[1::2]) or head[0::2].count(0) > 0.9 * len(head[0::2]):
-            raise CorpusError("The uploaded file looks like UTF-16 text without a byte-order mark: save it as "
-                              "UTF-8 (in most editors: Save as, Encoding: UTF-8) and upload it again.")
-        raise CorpusError("The uploaded file looks binary (it contains NUL bytes): upload plain text.")
+            raise CorpusError(_("The uploaded file looks like UTF-16 text without a byte-order mark: save it as "
+                                "UTF-8 (in most editors: Save as, Encoding: UTF-8) and upload it again."))
+        raise CorpusError(_("The uploaded file looks binary (it contains NUL bytes): upload plain text."))
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise CorpusError(f"The uploaded file is not UTF-8 text (bad byte at position {exc.start}; perhaps "
-                          "Latin-1 or Windows-1252). Save it as UTF-8 and upload it again.") from None
+        raise CorpusError(_("The uploaded file is not UTF-8 text (bad byte at position {at}; perhaps Latin-1 or "
+                            "Windows-1252). Save it as UTF-8 and upload it again.").format(at=exc.start)) from None
     control = sum(1 for ch in text[:65536] if ord(ch) < 32 and ch not in "\n\r\t\f")
     if control > 0.01 * min(len(text), 65536):
-        raise CorpusError("The uploaded file looks binary (many control characters): upload plain text.")
+        raise CorpusError(_("The uploaded file looks binary (many control characters): upload plain text."))
     if len(text.strip()) < MIN_UPLOAD_CHARS:
-        raise CorpusError(f"The uploaded text is too short ({len(text.strip())} characters); "
-                          f"give at least {MIN_UPLOAD_CHARS}.")
+        raise CorpusError(_("The uploaded text is too short ({n} characters); give at least {least}.").format(
+            n=len(text.strip()), least=MIN_UPLOAD_CHARS))
     if len(set(text)) < MIN_DISTINCT_CHARS:
-        raise CorpusError(f"The uploaded text uses only {len(set(text))} distinct characters; a language model "
-                          f"needs at least {MIN_DISTINCT_CHARS}.")
+        raise CorpusError(_("The uploaded text uses only {n} distinct characters; a language model needs at least "
+                            "{least}.").format(n=len(set(text)), least=MIN_DISTINCT_CHARS))
     return text
 
 

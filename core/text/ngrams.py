@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.claims import Claim, claim
+from core.i18n import N_, _
 from core.checks import check_int
 from core.text.tokens import checked_ids
 
@@ -102,24 +103,70 @@ def zipf_fit(curve, first: int = 1, last: int | None = None) -> ZipfFit:
     return ZipfFit(float(-slope), float(intercept), r2, first, last)
 
 
+# Zipf's reading, one whole sentence per tokenizer (characters, words, BPE tokens) and case, for the catalog
+ZIPF_STRAIGHT = {
+    "char": N_("Counted as characters, frequency against rank falls close to a straight line on log-log axes (Zipf's "
+               "law, n_i ∝ 1/i^α): α = {alpha:.2f} for single characters over ranks 1 to {last} (the line explains "
+               "{r2:.1f}% of the variance of log count)."),
+    "word": N_("Counted as words, frequency against rank falls close to a straight line on log-log axes (Zipf's law, "
+               "n_i ∝ 1/i^α): α = {alpha:.2f} for single words over ranks 1 to {last} (the line explains {r2:.1f}% of "
+               "the variance of log count)."),
+    "bpe": N_("Counted as BPE tokens, frequency against rank falls close to a straight line on log-log axes (Zipf's "
+              "law, n_i ∝ 1/i^α): α = {alpha:.2f} for single BPE tokens over ranks 1 to {last} (the line explains "
+              "{r2:.1f}% of the variance of log count).")}
+ZIPF_STRAIGHT_MORE = {
+    "char": N_("Counted as characters, frequency against rank falls close to a straight line on log-log axes (Zipf's "
+               "law, n_i ∝ 1/i^α): α = {alpha:.2f} for single characters over ranks 1 to {last} (the line explains "
+               "{r2:.1f}% of the variance of log count); {rest}."),
+    "word": N_("Counted as words, frequency against rank falls close to a straight line on log-log axes (Zipf's law, "
+               "n_i ∝ 1/i^α): α = {alpha:.2f} for single words over ranks 1 to {last} (the line explains {r2:.1f}% of "
+               "the variance of log count); {rest}."),
+    "bpe": N_("Counted as BPE tokens, frequency against rank falls close to a straight line on log-log axes (Zipf's "
+              "law, n_i ∝ 1/i^α): α = {alpha:.2f} for single BPE tokens over ranks 1 to {last} (the line explains "
+              "{r2:.1f}% of the variance of log count); {rest}.")}
+ZIPF_TOO_FEW = {"char": N_("Counted as characters, there are too few types to fit Zipf's law."),
+                "word": N_("Counted as words, there are too few types to fit Zipf's law."),
+                "bpe": N_("Counted as BPE tokens, there are too few types to fit Zipf's law.")}
+ZIPF_FEW = {
+    "char": N_("Counted as characters, there are only {types} types, too few for Zipf's straight line (a line explains "
+               "{r2:.0f}% of log count's variance). The book's Zipf plot counts words: choose the word tokenizer to "
+               "see it."),
+    "word": N_("Counted as words, there are only {types} types, too few for Zipf's straight line (a line explains "
+               "{r2:.0f}% of log count's variance). The book's Zipf plot counts words: choose the word tokenizer to "
+               "see it."),
+    "bpe": N_("Counted as BPE tokens, there are only {types} types, too few for Zipf's straight line (a line explains "
+              "{r2:.0f}% of log count's variance). The book's Zipf plot counts words: choose the word tokenizer to "
+              "see it.")}
+ZIPF_BENDS = {
+    "char": N_("Counted as characters, frequency against rank bends away from a straight line over its {types} types "
+               "(a line explains {r2:.0f}% of log count's variance). The book's Zipf plot counts words: choose the "
+               "word tokenizer to see it."),
+    "word": N_("Counted as words, frequency against rank bends away from a straight line over its {types} types (a "
+               "line explains {r2:.0f}% of log count's variance). The book's Zipf plot counts words: choose the word "
+               "tokenizer to see it."),
+    "bpe": N_("Counted as BPE tokens, frequency against rank bends away from a straight line over its {types} types (a "
+              "line explains {r2:.0f}% of log count's variance). The book's Zipf plot counts words: choose the word "
+              "tokenizer to see it.")}
+
+
+def _by_kind(texts: dict, kind: str) -> str:
+    return texts.get(kind, texts["bpe"])
+
+
 def zipf_reading(curves: list, kind: str) -> Claim:
     """What the frequency-against-rank curves of 1-, 2- and 3-grams show: Zipf's straight line (with its fitted
     exponents) when the 1-gram curve is close to one, else that there are too few token types for it."""
     fits = [zipf_fit(c) if len(c) >= 2 else None for c in curves]
-    unit = {"char": "characters", "word": "words"}.get(kind, "BPE tokens")
     one = fits[0]
     numbers = {"alphas": [f.alpha if f else None for f in fits], "r2": [f.r2 if f else None for f in fits]}
     if one is not None and one.r2 >= STRAIGHT:
-        rest = "; ".join(f"{n}-grams α = {f.alpha:.2f}" for n, f in zip((2, 3), fits[1:]) if f and f.r2 >= STRAIGHT)
-        return claim("zipf.straight", f"Counted as {unit}, frequency against rank falls close to a straight line on "
-                     f"log-log axes (Zipf's law, n_i ∝ 1/i^α): α = {one.alpha:.2f} for single {unit} over ranks 1 to "
-                     f"{one.last} (the line explains {100 * one.r2:.1f}% of the variance of log count)"
-                     + (f"; {rest}" if rest else "") + ".", **numbers)
+        more = [(n, f.alpha) for n, f in zip((2, 3), fits[1:]) if f and f.r2 >= STRAIGHT]
+        rest = _("; ").join(_("{n}-grams α = {alpha:.2f}").format(n=n, alpha=a) for n, a in more)
+        text = _by_kind(ZIPF_STRAIGHT, kind) if not more else _by_kind(ZIPF_STRAIGHT_MORE, kind)
+        return claim("zipf.straight", _(text).format(alpha=one.alpha, last=one.last, r2=100 * one.r2, rest=rest),
+                     **numbers)
     types = len(curves[0])
     if one is None:
-        return claim("zipf.too_few", f"Counted as {unit}, there are too few types to fit Zipf's law.", **numbers)
-    why = (f"there are only {types} types, too few for Zipf's straight line" if types < 100 else
-           f"frequency against rank bends away from a straight line over its {types} types")
-    return claim("zipf.not_straight", f"Counted as {unit}, {why} (a line explains {100 * one.r2:.0f}% of log "
-                 "count's variance). The book's Zipf plot counts words: choose the word tokenizer to see it.",
-                 **numbers)
+        return claim("zipf.too_few", _(_by_kind(ZIPF_TOO_FEW, kind)), **numbers)
+    text = _by_kind(ZIPF_FEW, kind) if types < 100 else _by_kind(ZIPF_BENDS, kind)
+    return claim("zipf.not_straight", _(text).format(types=types, r2=100 * one.r2), **numbers)
