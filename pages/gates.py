@@ -7,6 +7,7 @@ import math
 
 import streamlit as st
 
+from core.i18n import _, current
 from core.labs import Url, controls_of, gates as lab
 from core.nn.memory_store import COMMAND, Saved
 from core.runs.tasks import MEMORY
@@ -14,7 +15,7 @@ from ui import exercises, url_state
 from ui.common import learner_errors, plain
 from ui.lab import lab_body, lab_intro, metric_row
 from ui.plots import frozen_chart, show_chart
-from ui.run_notice import queued_notice
+from ui.run_notice import queued_notice, status_word
 from ui.session import fragment_only_run, job_manager, session_id
 
 CONTROLS = controls_of(lab.KEY)
@@ -33,9 +34,10 @@ def shipped() -> Saved:
 
 
 @st.cache_resource(show_spinner=False, max_entries=32)
-def analysed(s: lab.Settings, token: str | None, _saved: Saved) -> tuple:
+def analysed(s: lab.Settings, token: str | None, lang: str, _saved: Saved) -> tuple:
     """The result and its charts for a comparison (the stored one, token None, or the run with this key), once
-    per server: a class opening the page at its defaults shares one. Shared, so nothing changes them after."""
+    per server and language: a class opening the page at its defaults shares one. Shared, so nothing changes them
+    after."""
     r = lab.analyse(s, _saved, shipped().delays)
     return r, {c.key: frozen_chart(c) for c in lab.charts(r)}
 
@@ -56,7 +58,8 @@ def shown(s: lab.Settings):
 
 def train(s: lab.Settings) -> None:
     with learner_errors():
-        job = job_manager().submit(lab.comparison(s), "", session_id(), name=f"memory, delay {s.delay}")
+        job = job_manager().submit(lab.comparison(s), "", session_id(), name=_("memory, delay {delay}").format(
+            delay=s.delay))
     st.session_state[_JOB] = job.id
     st.query_params[Url.RUN] = job.token     # the run's address: a reload or a new tab finds it again
 
@@ -69,11 +72,11 @@ def adopt_run_from_url() -> None:
     try:
         found = job_manager().adopt(token, session_id())
     except ValueError as exc:   # there, but a file of it is damaged
-        st.warning(f"{plain(exc, 300)} Train it again.", icon=":material/warning:")
+        st.warning(_("{why} Train it again.").format(why=plain(exc, 300)), icon=":material/warning:")
         return
     if found is None or found.kind.name != MEMORY:
-        st.warning("The run in this address is not a memory comparison this server still has (old runs are "
-                   "deleted after a while): train it again.", icon=":material/warning:")
+        st.warning(_("The run in this address is not a memory comparison this server still has (old runs are "
+                     "deleted after a while): train it again."), icon=":material/warning:")
         return
     st.session_state[_JOB] = found.id
 
@@ -84,20 +87,21 @@ def train_row(s: lab.Settings, own) -> None:
     busy = job is not None and job.active
     same = own is not None or stored.comparison == lab.comparison(s)
     c1, c2 = st.columns([1, 3], vertical_alignment="center")
-    c1.button("Train again" if same else "Train these", type="primary", disabled=busy, key="gates.train",
-              on_click=train, args=(s,), help="Trains the three cells one after another in the server's training "
-              "workers; this page follows them.")
+    c1.button(_("Train again") if same else _("Train these"), type="primary", disabled=busy, key="gates.train",
+              on_click=train, args=(s,), help=_("Trains the three cells one after another in the server's training "
+                                                "workers; this page follows them."))
     if own is not None:
-        c2.caption("The figures show your own run at these settings.")
+        c2.caption(_("The figures show your own run at these settings."))
     elif same:
-        c2.caption(f"The figures show the stored run at these settings (`{COMMAND}` rebuilt it); "
-                   "training again with this seed on the same machine gives the same numbers.")
+        c2.caption(_("The figures show the stored run at these settings (`{command}` rebuilt it); training again with "
+                     "this seed on the same machine gives the same numbers.").format(command=COMMAND))
     elif busy and job.config == lab.comparison(s):
-        c2.info("Your run at these settings is training: the figures below show the stored run until it ends.",
+        c2.info(_("Your run at these settings is training: the figures below show the stored run until it ends."),
                 icon=":material/hourglass_top:")
     else:
-        c2.warning(f"The figures still show the stored run ({lab.described(stored.comparison)}). Press **Train "
-                   "these** to train the three cells at your settings.", icon=":material/info:")
+        c2.warning(_("The figures still show the stored run ({described}). Press **{train}** to train the three cells "
+                     "at your settings.").format(described=lab.described(stored.comparison), train=_("Train these")),
+                   icon=":material/info:")
 
 
 def run_panel() -> None:
@@ -110,20 +114,24 @@ def run_panel() -> None:
         if st.session_state.pop("gates.watching", None) == job.id and fragment_only_run():
             st.rerun(scope="app")
         if job.status not in ("finished",):
-            st.info(f"Your run ended ({job.status}): {plain(job.message, 300)}", icon=":material/info:")
+            st.info(_("Your run ended ({status}): {message}").format(status=status_word(job.status),
+                                                                      message=plain(job.message, 300)),
+                    icon=":material/info:")
         return
     st.session_state["gates.watching"] = job.id
     if job.status == "queued":
         queued_notice(job)
     p = job.progress
     if p is not None:
-        st.progress(min(1.0, p.step / p.total_steps), text=f"Training the {lab.NAMES[p.cell]}: step {p.step} of "
-                    f"{p.total_steps}" + (f", about {p.eta:.0f} s left" if math.isfinite(p.eta) else ""))
+        text = (_("Training the {cell}: step {step} of {total}, about {eta:.0f} s left") if math.isfinite(p.eta) else
+                _("Training the {cell}: step {step} of {total}"))
+        st.progress(min(1.0, p.step / p.total_steps), text=text.format(cell=_(lab.NAMES[p.cell]), step=p.step,
+                                                                         total=p.total_steps, eta=p.eta))
         show_chart(frozen_chart(lab.progress_chart(p, job.config.delay)))
     elif job.status != "queued":
-        st.progress(0.0, text="Starting the training worker…")
-    if st.button("Stop", key="gates.stop", icon=":material/stop:",
-                 help="Stops at the next step; everything learnt so far is kept."):
+        st.progress(0.0, text=_("Starting the training worker…"))
+    if st.button(_("Stop"), key="gates.stop", icon=":material/stop:",
+                 help=_("Stops at the next step; everything learnt so far is kept.")):
         job_manager().stop(job.id)
 
 
@@ -137,8 +145,8 @@ def view(s: lab.Settings) -> None:
     else:
         run_panel()
     stored = shipped()
-    r, charts = analysed(s, own.token, own.result) if own else \
-        analysed(lab.settings_of(stored.comparison), None, stored)
+    r, charts = analysed(s, own.token, current(), own.result) if own else \
+        analysed(lab.settings_of(stored.comparison), None, current(), stored)
     metric_row(lab.metrics(r))
     st.caption(lab.sizes(r))
     for claim in lab.recalls(r):

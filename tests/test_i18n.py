@@ -24,7 +24,7 @@ MATH = re.compile(r"\$\$.*?\$\$|\$[^$]*\$|:material/\w+:|:[a-z]+\[", re.S)   # f
 DATA = re.compile(r"“[^”]*”|'[^'\n]*'|`[^`]*`|<div style=\"font-family:monospace.*?</div>|<[^>]*>|top\\?-[kp]", re.S)
 # Words that stay as they are in Chinese: identifiers a control or a formula names, and proper names
 KEPT = {"tau", "sigma", "cos", "sin", "tanh", "min", "numpy", "GRU", "LSTM", "Jupyter", "install", "RNN", "Lab", "pip",
-        "CPU", "csv", "JSON", "Adam", "softmax", "torch", "BPE"}
+        "CPU", "csv", "JSON", "Adam", "softmax", "torch", "BPE", "sigmoid"}
 TRANSLATED_LABS = [k for k in TRANSLATED if PAGES[k].lab and PAGES[k].module is not None]
 NUMBER = re.compile(r"-?\d+(?:,\d{3})*(?:\.\d+)?(?:e[-+]?\d+)?")
 
@@ -101,6 +101,8 @@ def test_a_translated_labs_claims_say_the_same_numbers_by_the_same_rule_in_both_
     import importlib
     lab, book = PAGES[key].module, importlib.import_module(f"test_lab_{key}")
     points = walk(key, list(controls_of(key))) + [PAGES[key].settings(**v) for v in book.NAMED]
+    if getattr(lab, "TRAINS", False):   # each point a training run: the shipped one here, the readings' numbers below
+        points = [PAGES[key].settings()]
     for s in points:
         try:
             r = lab.compute(s)
@@ -114,6 +116,29 @@ def test_a_translated_labs_claims_say_the_same_numbers_by_the_same_rule_in_both_
             assert CJK.search(c.text) and not english_words(c.text), c.text
         texts = both(lambda: [lab.notes(r), *(ch.summary for ch in lab.charts(r))])[1]
         assert all(CJK.search(t) and not english_words(t) for t in texts), texts
+
+
+def test_memory_and_gates_readings_say_the_same_numbers_by_the_same_rule_on_any_numbers():
+    """Memory and gates trains for its numbers, so its claims are checked in both languages on numbers drawn over
+    their whole range (accuracies, delay sweeps, gradient shares from 0 to 10^2, forget gates): the same kind, the
+    same numbers, and Chinese words."""
+    import random
+    from core.nn import memory_readings as mr
+    rng = random.Random(66)
+    cases = [(mr.recall, (kind, acc, d)) for kind in ("rnn", "gru", "lstm") for acc in (0.0, 0.2, 0.25, 0.5, 0.95, 1.0)
+             for d in (1, 40)]
+    for kind in ("rnn", "gru", "lstm"):
+        for _i in range(40):
+            delays = sorted(rng.sample(range(1, 101), rng.randint(1, 6)))
+            cases.append((mr.over_delays, (kind, {d: rng.choice([1.0, rng.random(), 0.25, 0.95]) for d in delays})))
+            g = [rng.choice([0.0, 10 ** rng.uniform(-12, 2)]) for _j in range(4)]
+            cases.append((mr.first_input, (kind, g, [rng.choice([0.0, 10 ** rng.uniform(-12, 2)]) for _j in range(4)])))
+    cases += [(mr.forget_gate, (f, d)) for f in (0.0, 0.05, 0.5, 0.95, 1.0) for d in (0, 5, 100)]
+    for function, args in cases:
+        english, chinese = both(lambda: function(*args))
+        assert (english.kind, english.numbers) == (chinese.kind, chinese.numbers)
+        assert sorted(NUMBER.findall(english.text)) == sorted(NUMBER.findall(chinese.text)), (english.text, chinese.text)
+        assert CJK.search(chinese.text) and not english_words(chinese.text), chinese.text
 
 
 @pytest.mark.parametrize("key", TRANSLATED_LABS)

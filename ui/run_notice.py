@@ -1,43 +1,60 @@
-"""How a queued run is shown, the same in the Training lab and in the chapter's Act 4."""
+"""How a queued run is shown, the same in the Training lab and in the chapter's Act 4, and a run's status in words."""
 from __future__ import annotations
 
 import streamlit as st
 
+from core.i18n import N_, _, ngettext, sentences
 from ui.session import job_manager
+
+# core.runs.record.Status's values, each as a learner reads it (the status itself stays data)
+STATUS_WORDS = {"queued": N_("queued"), "starting": N_("starting"), "running": N_("running"),
+                "finished": N_("finished"), "stopped": N_("stopped"), "diverged": N_("diverged"),
+                "time limit": N_("time limit"), "error": N_("error")}
+
+
+def status_word(status) -> str:
+    return _(STATUS_WORDS.get(str(status), str(status)))
 
 
 def queued_notice(job) -> None:
     position = job_manager().position(job)
+    device = job.device.upper()
     if position == 0:   # queued in another web process (opened from the run store): it starts there
-        st.info(f"Queued on the {job.device.upper()} by another of this site's servers; it starts by itself.",
-                icon=":material/hourglass_top:")
+        st.info(_("Queued on the {device} by another of this site's servers; it starts by itself.").format(
+            device=device), icon=":material/hourglass_top:")
         return
     ahead, eta, others = position - 1, job_manager().eta(job), job_manager().companions(job)
-    start = f" It should start in about {minutes(eta)}." if eta is not None else ""
+    start = _("It should start in about {time}.").format(time=minutes(eta)) if eta is not None else ""
+    leave = _("You can leave this page and come back to its address.")
     if others and not ahead:   # the next to start: with the runs it trains with, as one group
-        st.info(f"Your run starts together with {together(others)} as soon as the run in progress ends, in one "
-                f"computation on the {job.device.upper()}; each keeps its own weights, settings, curve and Stop."
-                + start + " You can leave this page and come back to its address.", icon=":material/group:")
+        st.info(sentences(_("Your run starts together with {others} as soon as the run in progress ends, in one "
+                            "computation on the {device}; each keeps its own weights, settings, curve and Stop.").format(
+            others=together(others), device=device), start, leave), icon=":material/group:")
         return
-    st.info(f"Queued on the {job.device.upper()}, number {position} in line: the server is training other "
-            "learners' runs" + (f", and {ahead} more turn{'s come' if ahead != 1 else ' comes'} before yours" if ahead
-                                else "")
-            + (f". Yours will train together with {together(others)}, in one computation" if others else "")
-            + "." + start + " It starts by itself; you can leave this page and come back to its address.",
+    line = (ngettext("Queued on the {device}, number {position} in line: the server is training other learners' runs, "
+                     "and {ahead} more turn comes before yours.",
+                     "Queued on the {device}, number {position} in line: the server is training other learners' runs, "
+                     "and {ahead} more turns come before yours.", ahead) if ahead else
+            _("Queued on the {device}, number {position} in line: the server is training other learners' runs."))
+    group = _("Yours will train together with {others}, in one computation.").format(others=together(others)) \
+        if others else ""
+    st.info(sentences(line.format(device=device, position=position, ahead=ahead), group, start,
+                      _("It starts by itself; you can leave this page and come back to its address.")),
             icon=":material/hourglass_top:")
 
 
 def minutes(seconds: float) -> str:
-    return f"{max(1, round(seconds / 60))} min" if seconds >= 90 else f"{max(5, round(seconds / 5) * 5)} s"
+    return (_("{n} min").format(n=max(1, round(seconds / 60))) if seconds >= 90 else
+            _("{n} s").format(n=max(5, round(seconds / 5) * 5)))
 
 
 def together(others: int) -> str:
-    return f"{others} other{'s' if others != 1 else ''}"
+    return ngettext("{n} other", "{n} others", others).format(n=others)
 
 
 def group_line(job) -> None:
     """A run training in one computation with others (core.runs.group) says so."""
     others = job_manager().companions(job)
     if others and job.active:
-        st.caption(f"Training together with {together(others)} in one computation: each run keeps its own "
-                   "weights, settings, curve and Stop.")
+        st.caption(_("Training together with {others} in one computation: each run keeps its own weights, settings, "
+                     "curve and Stop.").format(others=together(others)))

@@ -7,7 +7,7 @@ import math
 from dataclasses import replace
 
 from core.exercises.types import Solution, report
-from core.i18n import _
+from core.i18n import _, listing, sentences
 
 # --- Sampling ----------------------------------------------------------------------------------------------
 
@@ -209,13 +209,14 @@ def rnn_chance_delay(s: dict) -> Solution:
     seeds = len(next(iter(sweep.values())))
     said = memory_readings.over_delays(s["cell"], {d: float(np.mean(a)) for d, a in sweep.items()}, 1000 * seeds)
     at = said.numbers["chance_from"]
-    shown = ", ".join(f"{d}: {100 * float(np.mean(a)):.0f}%" for d, a in sorted(sweep.items()))
-    why = (" Each step the plain RNN's memory of the symbol passes through W_hh and tanh again, and its gradient "
-           "shrinks like ρᵏ on the way back, so the training signal that would teach it to keep the symbol fades "
-           "with the delay." if s["cell"] == "rnn" else " A gate held near 1 carries the symbol, and its gradient, "
-           "across the delay; how long a delay it learns to bridge in these few steps is what the sweep shows.")
-    return Solution(at if at is not None else 0, f"{said.text} The sweep's means over {seeds} seeds by delay: "
-                    f"{shown}.{why}", {"first delay at chance": at})
+    shown = listing(f"{d}: {100 * float(np.mean(a)):.0f}%" for d, a in sorted(sweep.items()))
+    why = (_("Each step the plain RNN's memory of the symbol passes through W_hh and tanh again, and its gradient "
+             "shrinks like ρᵏ on the way back, so the training signal that would teach it to keep the symbol fades "
+             "with the delay.") if s["cell"] == "rnn" else
+           _("A gate held near 1 carries the symbol, and its gradient, across the delay; how long a delay it learns to "
+             "bridge in these few steps is what the sweep shows."))
+    means = _("The sweep's means over {seeds} seeds by delay: {shown}.").format(seeds=seeds, shown=shown)
+    return Solution(at if at is not None else 0, sentences(said, means, why), {_("first delay at chance"): at})
 
 
 def forget_share(s: dict) -> Solution:
@@ -233,11 +234,13 @@ def forget_share(s: dict) -> Solution:
         for _step in range(s["delay"]):
             state = cell.step(torch.zeros(1, 1), state)
     kept, f = float(state[1]), 1 / (1 + math.exp(-s["bias"]))
-    return Solution(kept, f"With every weight 0 the candidate is tanh(0) = 0, so each step only multiplies the memory "
-                    f"cell by the forget gate, σ({s['bias']:g}) = {f:.4f}; after {s['delay']} steps it keeps "
-                    f"{kept:.4g} of itself. Training moves the gate: a bias of 3 starts it where the memory lasts.",
-                    {"kept": kept, "forget gate": f}, {round(f, 4): "that is one step's share: the memory is "
-                                                       "multiplied by it at every step of the delay"})
+    return Solution(kept, _("With every weight 0 the candidate is tanh(0) = 0, so each step only multiplies the "
+                            "memory cell by the forget gate, σ({bias:g}) = {f:.4f}; after {delay} steps it keeps "
+                            "{kept:.4g} of itself. Training moves the gate: a bias of 3 starts it where the memory "
+                            "lasts.").format(bias=s["bias"], f=f, delay=s["delay"], kept=kept),
+                    {_("kept"): kept, _("forget gate"): f}, {round(f, 4): _("that is one step's share: the memory is "
+                                                                            "multiplied by it at every step of the "
+                                                                            "delay")})
 
 
 def first_input_ratio(s: dict) -> Solution:
@@ -251,8 +254,9 @@ def first_input_ratio(s: dict) -> Solution:
     r = said.numbers["ratio"]
     answer = "about the same" if 0.1 < r < 10 else "10 to 1,000 times as much" if 10 <= r < 1000 else \
         "over 1,000 times as much" if r >= 1000 else "less"
-    return Solution(answer, f"{said.text} (delay {delay}; by autograd on held-out sequences).",
-                    {"ratio": r, "gated share": said.numbers["gated"], "plain share": said.numbers["plain"]})
+    return Solution(answer, _("{said} (delay {delay}; by autograd on held-out sequences).").format(said=said.text,
+                                                                                                  delay=delay),
+                    {_("ratio"): r, _("gated share"): said.numbers["gated"], _("plain share"): said.numbers["plain"]})
 
 
 def cell_parameters(s: dict) -> Solution:
@@ -260,12 +264,19 @@ def cell_parameters(s: dict) -> Solution:
     from core.nn.gated import KINDS, GatedCell
     cell = GatedCell(s["cell"], s["n"], s["h"])
     count, g, n, h = sum(p.numel() for p in cell.parameters()), KINDS[s["cell"]], s["n"], s["h"]
-    parts = {"lstm": "the LSTM's input, forget and output gates and its candidate",
-             "gru": "the GRU's reset and update gates and its candidate", "rnn": "the plain RNN's one"}[s["cell"]]
-    return Solution(count, f"Each of the {g} pre-activations ({parts}) has an {h} × {n} input weight, an {h} × {h} "
-                    f"hidden weight and two biases of {h} (torch keeps bias_ih and bias_hh): "
-                    f"{g} × ({h}·{n} + {h}·{h} + 2·{h}) = {count:,}.",
-                    {"parameters": count}, {float(g * (h * n + h * h + h)): "one bias per gate: torch's layout, "
-                                            "which the cell keeps, has two that add",
-                                            **({float(h * n + h * h + 2 * h): f"that is one gate's share: this cell "
-                                                f"has {g} sets of weights"} if g > 1 else {})})
+    text = {"lstm": _("Each of the {g} pre-activations (the LSTM's input, forget and output gates and its candidate) "
+                      "has an {h} × {n} input weight, an {h} × {h} hidden weight and two biases of {h} (torch keeps "
+                      "bias_ih and bias_hh): {g} × ({h}·{n} + {h}·{h} + 2·{h}) = {count:,}."),
+            "gru": _("Each of the {g} pre-activations (the GRU's reset and update gates and its candidate) has an {h} × "
+                     "{n} input weight, an {h} × {h} hidden weight and two biases of {h} (torch keeps bias_ih and "
+                     "bias_hh): {g} × ({h}·{n} + {h}·{h} + 2·{h}) = {count:,}."),
+            "rnn": _("Each of the {g} pre-activations (the plain RNN's one) has an {h} × {n} input weight, an {h} × {h} "
+                     "hidden weight and two biases of {h} (torch keeps bias_ih and bias_hh): {g} × ({h}·{n} + {h}·{h} "
+                     "+ 2·{h}) = {count:,}.")}[s["cell"]]
+    return Solution(count, text.format(g=g, h=h, n=n, count=count),
+                    {_("parameters"): count}, {float(g * (h * n + h * h + h)): _("one bias per gate: torch's layout, "
+                                                                                "which the cell keeps, has two that "
+                                                                                "add"),
+                                               **({float(h * n + h * h + 2 * h): _("that is one gate's share: this "
+                                                                                   "cell has {g} sets of weights")
+                                                   .format(g=g)} if g > 1 else {})})

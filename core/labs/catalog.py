@@ -21,8 +21,16 @@ ROOT = LOCALE_DIR.parents[2]
 SOURCES = ("core", "ui", "pages", "app.py")
 KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2)}
 TEMPLATE = LOCALE_DIR / f"{DOMAIN}.pot"
-# '**标题。**正文' shows its asterisks: CommonMark closes ** only where it is not punctuation followed by a letter
-UNCLOSED_BOLD = re.compile(r"[。，：；！？、）」]\*\*[\u3400-\u9fff]")   # a closing ** here is no closer (an opening is)
+# '**标题。**正文' shows its asterisks (and '*问题？*正文' its one): CommonMark closes an emphasis only where it is not
+# punctuation followed by a letter; the same marks there open one, so only a closing mark is flagged
+AFTER_MARK = r"[。，：；！？、）」]{}[\u3400-\u9fff]"
+
+
+def unclosed_emphasis(text: str) -> bool:
+    """Whether a bold (**) or italic (*) run closes right after a full-width mark and before a character."""
+    italic = text.replace("**", "\0")
+    return any(t[:m.start()].count(mark) % 2 for t, mark in ((text, "**"), (italic, "*"))
+               for m in re.finditer(AFTER_MARK.format(re.escape(mark)), t))
 
 
 def extract():
@@ -90,9 +98,9 @@ def problems(lang: str, template=None) -> list[str]:
                 out.append(f"{lang}: {ids[0]!r} has placeholders {fields(ids[0])}, its translation {fields(text)}")
             if text.count("**") != ids[0].count("**"):
                 out.append(f"{lang}: {ids[0]!r} and its translation differ in bold (**) marks")
-            if any(text[:m.start()].count("**") % 2 for m in UNCLOSED_BOLD.finditer(text)):   # a closing run
-                out.append(f"{lang}: the translation of {ids[0]!r} ends a bold run after a full-width mark, right "
-                           "before a character: Markdown does not close it (put the mark after the **)")
+            if unclosed_emphasis(text):
+                out.append(f"{lang}: the translation of {ids[0]!r} ends a bold or italic run after a full-width "
+                           "mark, right before a character: Markdown does not close it (put the mark after the *)")
     return out
 
 

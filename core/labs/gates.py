@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from core.i18n import N_
+from core.i18n import N_, _, listing, sentences
 from core.claims import Claim
 from core.figures import PALETTE, Chart, Metric, hline, style
 from core.nn import memory, memory_readings as mr, memory_store
@@ -24,25 +24,31 @@ from core.settings import setting
 KEY = "gates"
 TITLE = N_("Memory and gates")   # the menu shows it translated (core.i18n)
 ICON = ":material/memory:"
-BLURB = "Train a plain RNN, a GRU and an LSTM to recall a symbol across a delay: the RNN forgets, the gates remember."
+BLURB = N_("Train a plain RNN, a GRU and an LSTM to recall a symbol across a delay: the RNN forgets, the gates "
+           "remember.")
 SECTION = "10.1 Long Short-Term Memory (LSTM) and 10.2 Gated Recurrent Units (GRU)"
 TRAINS = True    # a comparison is trained: the claims sweep checks its readings on any numbers and on real runs
-NAMES = {"rnn": "Plain RNN", "gru": "GRU", "lstm": "LSTM"}
+NAMES = {"rnn": N_("Plain RNN"), "gru": "GRU", "lstm": "LSTM"}   # shown through _()
 COLOURS = dict(zip(CELL_KINDS, PALETTE))
+GATE_WORDS = {"reset": N_("reset"), "update": N_("update"), "input": N_("input"), "forget": N_("forget"),
+              "output": N_("output")}   # each gate's name as the gates figure labels it
 
 
 @dataclass(frozen=True)
 class Settings:
-    delay: int = setting(Comparison.delay, "Delay D", "Distracting tokens between the symbol and the question.", lo=1, hi=100)
-    hidden: int = setting(Comparison.hidden, "Hidden size", "Units in each cell's state, the same for all three.", lo=4, hi=64)
-    steps: int = setting(Comparison.steps, "Training steps", "Adam steps of 64 sequences each, for each cell.", lo=50, hi=1000,
-                         step=50)
-    lstm_bias: float = setting(Comparison.lstm_bias, "LSTM forget-gate bias", "Where the forget gate starts: σ(3) = 0.95 keeps 95% of "
-                               "the memory cell each step; σ(-3) = 0.05 keeps 5%.", lo=-3.0, hi=5.0, step=0.5,
-                               url="forget")
-    gru_bias: float = setting(Comparison.gru_bias, "GRU update-gate bias", "Where the update gate starts: σ(3) = 0.95 keeps 95% of "
-                              "the state each step.", lo=-3.0, hi=5.0, step=0.5, url="update")
-    seed: int = setting(Comparison.seed, "Seed", lo=0, hi=10_000, widget="input")
+    delay: int = setting(Comparison.delay, N_("Delay D"), N_("Distracting tokens between the symbol and the question."),
+                         lo=1, hi=100)
+    hidden: int = setting(Comparison.hidden, N_("Hidden size"), N_("Units in each cell's state, the same for all three."),
+                          lo=4, hi=64)
+    steps: int = setting(Comparison.steps, N_("Training steps"), N_("Adam steps of 64 sequences each, for each cell."),
+                         lo=50, hi=1000, step=50)
+    lstm_bias: float = setting(Comparison.lstm_bias, N_("LSTM forget-gate bias"),
+                               N_("Where the forget gate starts: σ(3) = 0.95 keeps 95% of the memory cell each step; "
+                                  "σ(-3) = 0.05 keeps 5%."), lo=-3.0, hi=5.0, step=0.5, url="forget")
+    gru_bias: float = setting(Comparison.gru_bias, N_("GRU update-gate bias"),
+                              N_("Where the update gate starts: σ(3) = 0.95 keeps 95% of the state each step."),
+                              lo=-3.0, hi=5.0, step=0.5, url="update")
+    seed: int = setting(Comparison.seed, N_("Seed"), lo=0, hi=10_000, widget="input")
 
 
 def comparison(s: Settings) -> Comparison:
@@ -100,15 +106,19 @@ def compute(s: Settings) -> Result:
 
 
 def metrics(r: Result) -> list[Metric]:
-    out = [Metric(NAMES[k], f"{100 * c.final:.1f}%", f"right on 1,000 held-out sequences after {c.steps[-1]} steps "
-                  f"at delay {r.delay}; {c.parameters:,} parameters") for k, c in r.saved.cells.items()]
-    return out + [Metric("Chance", f"{100 * memory.CHANCE:.0f}%", f"guessing one of {memory.SYMBOLS} symbols")]
+    said = _("right on 1,000 held-out sequences after {steps} steps at delay {delay}; {parameters:,} parameters")
+    out = [Metric(_(NAMES[k]), f"{100 * c.final:.1f}%", said.format(steps=c.steps[-1], delay=r.delay,
+                                                                    parameters=c.parameters))
+           for k, c in r.saved.cells.items()]
+    return out + [Metric(_("Chance"), f"{100 * memory.CHANCE:.0f}%",
+                         _("guessing one of {n} symbols").format(n=memory.SYMBOLS))]
 
 
 def described(c: Comparison) -> str:
     """A comparison's settings in words, as the page names the stored one."""
-    return (f"delay {c.delay}, hidden size {c.hidden}, {c.steps} steps, forget-gate bias {c.lstm_bias:g}, "
-            f"update-gate bias {c.gru_bias:g}, seed {c.seed}")
+    return _("delay {delay}, hidden size {hidden}, {steps} steps, forget-gate bias {forget:g}, update-gate bias "
+             "{update:g}, seed {seed}").format(delay=c.delay, hidden=c.hidden, steps=c.steps, forget=c.lstm_bias,
+                                               update=c.gru_bias, seed=c.seed)
 
 
 def settings_of(c: Comparison) -> Settings:
@@ -118,28 +128,33 @@ def settings_of(c: Comparison) -> Settings:
 
 def sizes(r: Result) -> str:
     """The three networks' sizes side by side (counted, not a claim): the same hidden size, different parameters."""
-    counts = ", ".join(f"{NAMES[k]} {c.parameters:,}" for k, c in r.saved.cells.items())
-    return (f"Parameters, embedding and readout included: {counts}; each with {r.saved.comparison.hidden} hidden units "
-            "(a GRU has three sets of weights where the plain RNN has one, an LSTM four).")
+    counts = listing(f"{_(NAMES[k])} {c.parameters:,}" for k, c in r.saved.cells.items())
+    return _("Parameters, embedding and readout included: {counts}; each with {hidden} hidden units (a GRU has three "
+             "sets of weights where the plain RNN has one, an LSTM four).").format(counts=counts,
+                                                                                    hidden=r.saved.comparison.hidden)
 
 
 def accuracy_figure(curves: dict, delay: int) -> go.Figure:
     """Each cell's held-out accuracy against training steps (curves: cell -> (steps, accuracy)), with chance."""
     fig = go.Figure()
     for k, (steps, acc) in curves.items():
-        fig.add_trace(go.Scatter(x=steps, y=acc, name=NAMES[k], mode="lines+markers", line=dict(color=COLOURS[k])))
-    hline(fig, memory.CHANCE, "chance", color="gray")
-    style(fig, f"Held-out accuracy while training (delay {delay})", "training step", "share right", height=360)
+        fig.add_trace(go.Scatter(x=steps, y=acc, name=_(NAMES[k]), mode="lines+markers",
+                                 line=dict(color=COLOURS[k])))
+    hline(fig, memory.CHANCE, _("chance"), color="gray")
+    style(fig, _("Held-out accuracy while training (delay {delay})").format(delay=delay), _("training step"),
+          _("share right"), height=360)
     fig.update_yaxes(range=[0, 1.05])
     return fig
 
 
 def progress_chart(p: memory_store.Progress, delay: int) -> Chart:
     """A live comparison's curves so far, while it trains (the page's progress panel)."""
-    curves = {k: ([s for s, _ in v], [a for _, a in v]) for k, v in p.curves.items()}
-    said = "; ".join(f"{NAMES[k]} {100 * a[-1]:.0f}% after {s[-1]} steps" for k, (s, a) in curves.items())
+    curves = {k: ([step for step, share in v], [share for step, share in v]) for k, v in p.curves.items()}
+    said = _("; ").join(_("{cell} {share:.0f}% after {steps} steps").format(cell=_(NAMES[k]), share=100 * a[-1],
+                                                                             steps=s[-1]) for k, (s, a) in curves.items())
     return Chart("progress", accuracy_figure(curves, delay),
-                 f"Training the {NAMES[p.cell]}, step {p.step} of {p.total_steps} in all. So far: {said or 'none'}.")
+                 _("Training the {cell}, step {step} of {total} in all. So far: {said}.").format(
+                     cell=_(NAMES[p.cell]), step=p.step, total=p.total_steps, said=said or _("none")))
 
 
 def delays_figure(r: Result) -> go.Figure:
@@ -149,15 +164,16 @@ def delays_figure(r: Result) -> go.Figure:
     for k, by_delay in r.sweep.items():
         d = sorted(by_delay)
         mean = [float(np.mean(by_delay[x])) for x in d]
-        fig.add_trace(go.Scatter(x=d, y=mean, name=NAMES[k], mode="lines+markers", line=dict(color=COLOURS[k]),
+        fig.add_trace(go.Scatter(x=d, y=mean, name=_(NAMES[k]), mode="lines+markers", line=dict(color=COLOURS[k]),
                                  error_y=dict(type="data", symmetric=False,
                                               array=[max(by_delay[x]) - m for x, m in zip(d, mean)],
                                               arrayminus=[m - min(by_delay[x]) for x, m in zip(d, mean)])))
     for k, c in r.saved.cells.items():
-        fig.add_trace(go.Scatter(x=[r.delay], y=[c.final], name=f"{NAMES[k]}, shown run", mode="markers",
+        fig.add_trace(go.Scatter(x=[r.delay], y=[c.final], name=_("{cell}, shown run").format(cell=_(NAMES[k])),
+                                 mode="markers",
                                  marker=dict(symbol="star", size=13, color=COLOURS[k]), showlegend=False))
-    hline(fig, memory.CHANCE, "chance", color="gray")
-    style(fig, "Final accuracy against the delay (stored sweep; ★ the run shown)", "delay D", "share right",
+    hline(fig, memory.CHANCE, _("chance"), color="gray")
+    style(fig, _("Final accuracy against the delay (stored sweep; ★ the run shown)"), _("delay D"), _("share right"),
           height=360)
     fig.update_yaxes(range=[0, 1.05])
     return fig
@@ -169,26 +185,28 @@ def gradients_figure(r: Result) -> go.Figure:
     fig = go.Figure()
     t = np.arange(r.delay + 2)
     for k in r.gradients:
-        for curve, how, dash in ((r.gradients[k], "trained", None), (r.untrained[k], "untrained", "dot")):
-            fig.add_trace(go.Scatter(x=t, y=curve / curve[-1], name=f"{NAMES[k]}, {how}",
+        for curve, how, dash in ((r.gradients[k], _("{cell}, trained"), None),
+                                 (r.untrained[k], _("{cell}, untrained"), "dot")):
+            fig.add_trace(go.Scatter(x=t, y=curve / curve[-1], name=how.format(cell=_(NAMES[k])),
                                      line=dict(color=COLOURS[k], dash=dash)))
     if "rnn" in r.gradients and np.isfinite(r.rho):
-        fig.add_trace(go.Scatter(x=t, y=r.rho ** (t[-1] - t), name=f"ρᵏ, ρ = {r.rho:.2f} (RNN's W_hh)",
+        fig.add_trace(go.Scatter(x=t, y=r.rho ** (t[-1] - t),
+                                 name=_("ρᵏ, ρ = {rho:.2f} (RNN's W_hh)").format(rho=r.rho),
                                  line=dict(color="gray", dash="dash")))
-    style(fig, "How much the answer depends on each input", "step t (0: the symbol; last: the question)",
-          "‖∂L/∂xₜ‖ ÷ the last input's", height=400, log_y=True)
+    style(fig, _("How much the answer depends on each input"), _("step t (0: the symbol; last: the question)"),
+          _("‖∂L/∂xₜ‖ ÷ the last input's"), height=400, log_y=True)
     return fig
 
 
 def gates_figure(r: Result) -> go.Figure:
     """Each gate's mean value, untrained and trained, as bars across (their names stay readable on a phone)."""
     names = [(k, g) for k in r.gates for g in r.gates[k]]
-    labels = [f"{NAMES[k]} {g}" for k, g in names]
-    fig = go.Figure([go.Bar(y=labels, x=[r.untrained_gates[k][g] for k, g in names], name="untrained",
+    labels = [_("{cell} {gate}").format(cell=_(NAMES[k]), gate=_(GATE_WORDS.get(g, g))) for k, g in names]
+    fig = go.Figure([go.Bar(y=labels, x=[r.untrained_gates[k][g] for k, g in names], name=_("untrained"),
                             orientation="h", marker_color="#999999"),
-                     go.Bar(y=labels, x=[r.gates[k][g] for k, g in names], name="trained", orientation="h",
+                     go.Bar(y=labels, x=[r.gates[k][g] for k, g in names], name=_("trained"), orientation="h",
                             marker_color=PALETTE[2])])
-    style(fig, "Each gate's mean value over the sequence", "mean gate value", None, height=380)
+    style(fig, _("Each gate's mean value over the sequence"), _("mean gate value"), None, height=380)
     fig.update_layout(barmode="group")
     fig.update_xaxes(range=[0, 1])
     fig.update_yaxes(autorange="reversed")
@@ -197,14 +215,14 @@ def gates_figure(r: Result) -> go.Figure:
 
 def charts(r: Result) -> list[Chart]:
     curves = {k: (c.steps, c.accuracy) for k, c in r.saved.cells.items()}
-    out = [Chart("accuracy", accuracy_figure(curves, r.delay), " ".join(c.text for c in recalls(r))),
-           Chart("delays", delays_figure(r), " ".join(c.text for c in over_delays(r)))]
+    out = [Chart("accuracy", accuracy_figure(curves, r.delay), sentences(*recalls(r))),
+           Chart("delays", delays_figure(r), sentences(*over_delays(r)))]
     if r.gradients:
-        out.append(Chart("gradients", gradients_figure(r), " ".join(c.text for c in first_inputs(r)) or
-                         "Each cell's gradient of the loss with respect to each step's input."))
+        out.append(Chart("gradients", gradients_figure(r), sentences(*first_inputs(r)) or
+                         _("Each cell's gradient of the loss with respect to each step's input.")))
     if r.gates:
         said = forget(r)
-        out.append(Chart("gates", gates_figure(r), said.text if said else "The gates' mean values."))
+        out.append(Chart("gates", gates_figure(r), said.text if said else _("The gates' mean values.")))
     return out
 
 
@@ -239,7 +257,7 @@ def numbers(r: Result) -> dict:
                 **{f"{k}_first_input": float(g[0]) for k, g in r.gradients.items()})
 
 
-INTRO = (
+INTRO = N_(
     "A network reads one symbol out of four, then D distracting tokens, then a question: *which symbol came first?* "
     "Guessing gets 25% right. To answer, the network must carry the symbol across the whole delay. A plain RNN "
     "multiplies its state by the same W_hh and squashes it through tanh at every step, so what it read D steps ago "
@@ -248,9 +266,9 @@ INTRO = (
     "memory, and its gradient, through unchanged. Here the three cells learn the same task side by side.")
 FORMULA = (r"\begin{gathered}\text{LSTM: } c_t = f_t \odot c_{t-1} + i_t \odot \tilde c_t,\quad h_t = o_t \odot "
            r"\tanh(c_t) \\ \text{GRU: } h_t = z_t \odot h_{t-1} + (1 - z_t) \odot \tilde h_t\end{gathered}")
-NOTATION = ("Each cell reads an 8-number embedding of each token and answers from its last state through one linear "
-            "layer. The gates are sigmoids between 0 and 1; a gate's bias sets where it starts before training.")
-NOTES = """
+NOTATION = N_("Each cell reads an 8-number embedding of each token and answers from its last state through one linear "
+              "layer. The gates are sigmoids between 0 and 1; a gate's bias sets where it starts before training.")
+NOTES = N_("""
 **What to try.** Shorten the delay to 10 and train: does the plain RNN learn it then? Lengthen it to 60: which
 gated cell holds at this schedule? (The second chart's stored sweep has both answers; your run adds its star.) Set
 the LSTM's forget-gate bias to -3: its memory cell then starts by keeping σ(-3) ≈ 5% of itself each step, and
@@ -264,11 +282,11 @@ This lab answers it by experiment, with the cells of v1.0's 10.1 (LSTM) and 10.2
 autograd, as a share of the last input's: how much the answer still depends on what came in at step t. Through the
 plain RNN it shrinks step by step towards the symbol, like the dashed ρᵏ line; through a gate held near 1 it
 arrives almost whole.
-"""
+""")
 
 
 def notes(r: Result) -> str:
-    return NOTES
+    return _(NOTES)
 
 
 SOURCE = (memory.sequences, memory.MemoryNet.forward, memory.train, memory.input_gradients)

@@ -6,11 +6,20 @@ from __future__ import annotations
 import math
 
 from core.checks import check_int, check_real
-from core.claims import Claim, claim, times
+from core.claims import Claim, claim
+from core.i18n import N_, _
 from core.nn.memory import CHANCE
 
 REMEMBERS = 0.9      # a cell that answers at least this share right remembers the symbol
-NAMES = {"rnn": "the plain RNN", "gru": "the GRU", "lstm": "the LSTM"}
+NAMES = {"rnn": N_("the plain RNN"), "gru": N_("the GRU"), "lstm": N_("the LSTM")}
+STARTS = {"rnn": N_("The plain RNN"), "gru": N_("The GRU"), "lstm": N_("The LSTM")}   # a sentence's first word
+
+
+def who(kind: str, first: bool = False) -> str:
+    """A cell's name in a sentence (first: as its first word), in the language in force."""
+    if kind not in NAMES:
+        return kind[0].upper() + kind[1:] if first else kind
+    return _((STARTS if first else NAMES)[kind])
 
 
 def chance_band(answers: int) -> float:
@@ -24,20 +33,21 @@ def recall(kind: str, accuracy: float, delay: int, answers: int = 1000) -> Claim
     way, 'remembers' from REMEMBERS up, 'partly' between, 'below chance' under the band."""
     acc = check_real("accuracy", accuracy, 0.0, 1.0)
     band = chance_band(answers)
-    who = NAMES.get(kind, kind)
     numbers = dict(accuracy=acc, chance=CHANCE, band=band, delay=delay)
-    said = f"{100 * acc:.1f}% right"
+    at = dict(delay=delay, who=who(kind), acc=100 * acc, chance=100 * CHANCE, band=100 * band, answers=answers,
+              remembers=100 * REMEMBERS)
     if abs(acc - CHANCE) <= band:
-        return claim("memory.chance", f"After a delay of {delay}, {who} answers at chance: {said}, where guessing "
-                     f"gets {100 * CHANCE:.0f}% (give or take {100 * band:.1f} points over {answers:,} answers).",
-                     **numbers)
+        return claim("memory.chance", _("After a delay of {delay}, {who} answers at chance: {acc:.1f}% right, where "
+                                        "guessing gets {chance:.0f}% (give or take {band:.1f} points over {answers:,} "
+                                        "answers).").format(**at), **numbers)
     if acc < CHANCE:
-        return claim("memory.below_chance", f"After a delay of {delay}, {who} answers worse than guessing: {said} "
-                     f"against {100 * CHANCE:.0f}%.", **numbers)
+        return claim("memory.below_chance", _("After a delay of {delay}, {who} answers worse than guessing: {acc:.1f}% "
+                                              "right against {chance:.0f}%.").format(**at), **numbers)
     if acc >= REMEMBERS:
-        return claim("memory.remembers", f"After a delay of {delay}, {who} remembers the symbol: {said}.", **numbers)
-    return claim("memory.partly", f"After a delay of {delay}, {who} remembers it only partly: {said}, above "
-                 f"chance ({100 * CHANCE:.0f}%) but short of {100 * REMEMBERS:.0f}%.", **numbers)
+        return claim("memory.remembers", _("After a delay of {delay}, {who} remembers the symbol: {acc:.1f}% "
+                                           "right.").format(**at), **numbers)
+    return claim("memory.partly", _("After a delay of {delay}, {who} remembers it only partly: {acc:.1f}% right, above "
+                                    "chance ({chance:.0f}%) but short of {remembers:.0f}%.").format(**at), **numbers)
 
 
 def first_input(kind: str, gated: list[float], plain: list[float]) -> Claim:
@@ -47,24 +57,33 @@ def first_input(kind: str, gated: list[float], plain: list[float]) -> Claim:
     g = _share(gated)
     p = _share(plain)
     r = g / p if p > 0 else (math.inf if g > 0 else math.nan)   # a share that vanished to 0 still compares
-    who = NAMES.get(kind, kind)
     numbers = dict(cell=kind, gated=g, plain=p, ratio=r)
-    head = (f"Of the gradient the last input gets, the first input gets {_number(g)} through {who} and "
-            f"{_number(p)} through the plain RNN")
+    at = dict(gated=_number(g), who=who(kind), plain=_number(p), ratio=r,
+              power=round(math.log10(r)) if math.isfinite(r) and r > 0 else 0)
     if r >= 10:
-        much = (f"{times(r)} as much" if r < 1000 else f"about 10^{round(math.log10(r))} times as much") \
-            if math.isfinite(r) else "where the plain RNN's is 0"
-        return claim("memory.gradient_more", f"{head}: {much}, the symbol's way back to the answer.", **numbers)
+        text = (_("Of the gradient the last input gets, the first input gets {gated} through {who} and {plain} through "
+                  "the plain RNN: where the plain RNN's is 0, the symbol's way back to the answer.")
+                if not math.isfinite(r) else
+                _("Of the gradient the last input gets, the first input gets {gated} through {who} and {plain} through "
+                  "the plain RNN: {ratio:.1f} times as much, the symbol's way back to the answer.") if r < 1000 else
+                _("Of the gradient the last input gets, the first input gets {gated} through {who} and {plain} through "
+                  "the plain RNN: about 10^{power} times as much, the symbol's way back to the answer."))
+        return claim("memory.gradient_more", text.format(**at), **numbers)
     if math.isfinite(r) and r > 0.1:
-        return claim("memory.gradient_same", f"{head}: within ten times of each other.", **numbers)
-    return claim("memory.gradient_less", f"{head}: " + ("less through the gated cell." if r <= 0.1 else
-                                                       "both are 0, so the two do not compare."), **numbers)
+        return claim("memory.gradient_same", _("Of the gradient the last input gets, the first input gets {gated} "
+                                               "through {who} and {plain} through the plain RNN: within ten times of "
+                                               "each other.").format(**at), **numbers)
+    text = (_("Of the gradient the last input gets, the first input gets {gated} through {who} and {plain} through the "
+              "plain RNN: less through the gated cell.") if r <= 0.1 else
+            _("Of the gradient the last input gets, the first input gets {gated} through {who} and {plain} through the "
+              "plain RNN: both are 0, so the two do not compare."))
+    return claim("memory.gradient_less", text.format(**at), **numbers)
 
 
 def _share(norms: list[float]) -> float:
     norms = [float(x) for x in norms]
     if len(norms) < 2 or not all(math.isfinite(x) and x >= 0 for x in norms):
-        raise ValueError("Each step's gradient norm is needed, at least two steps, finite and not negative.")
+        raise ValueError(_("Each step's gradient norm is needed, at least two steps, finite and not negative."))
     return norms[0] / norms[-1] if norms[-1] > 0 else 0.0
 
 
@@ -78,27 +97,35 @@ def over_delays(kind: str, by_delay: dict, answers: int = 1000) -> Claim:
     delay up to which it remembers at every delay, and the first delay from which it is at chance (or below) at
     every longer one; or that it remembers at every delay tried."""
     if not by_delay:
-        raise ValueError("The delay sweep needs at least one delay.")
+        raise ValueError(_("The delay sweep needs at least one delay."))
     delays = sorted(int(d) for d in by_delay)
     acc = {d: check_real("accuracy", by_delay[d], 0.0, 1.0) for d in delays}
     words = {d: level(acc[d], answers) for d in delays}
-    who = NAMES.get(kind, kind)
     kept = [d for d in delays if all(words[e] == "remembers" for e in delays if e <= d)]
     lost = [d for d in delays if all(words[e] in ("chance", "below_chance") for e in delays if e >= d)]
     numbers = dict(cell=kind, remembers_to=kept[-1] if kept else None, chance_from=lost[0] if lost else None,
                    delays=delays, accuracy=[acc[d] for d in delays])
+    at = dict(first=delays[0], last=delays[-1], who=who(kind), Who=who(kind, first=True), least=100 * min(acc.values()),
+              kept=kept[-1] if kept else 0, kept_acc=100 * acc[kept[-1]] if kept else 0,
+              first_acc=100 * acc[delays[0]], lost=lost[0] if lost else 0, lost_acc=100 * acc[lost[0]] if lost else 0,
+              last_acc=100 * acc[delays[-1]])
     if len(kept) == len(delays):
-        least = "100% right at each" if min(acc.values()) == 1 else f"at least {100 * min(acc.values()):.0f}% right"
-        return claim("memory.sweep_holds", f"Trained at each delay from {delays[0]} to {delays[-1]}, {who} "
-                     f"remembers at every one ({least}).", **numbers)
-    head = (f"{who[0].upper()}{who[1:]} remembers up to a delay of {kept[-1]} ({100 * acc[kept[-1]]:.0f}% right)"
-            if kept else f"{who[0].upper()}{who[1:]} does not remember even at a delay of {delays[0]} "
-                         f"({100 * acc[delays[0]]:.0f}% right)")
+        text = (_("Trained at each delay from {first} to {last}, {who} remembers at every one (100% right at each).")
+                if min(acc.values()) == 1 else
+                _("Trained at each delay from {first} to {last}, {who} remembers at every one (at least {least:.0f}% "
+                  "right)."))
+        return claim("memory.sweep_holds", text.format(**at), **numbers)
     if lost:
-        return claim("memory.sweep_falls", f"{head} and answers at chance from a delay of {lost[0]} on "
-                     f"({100 * acc[lost[0]]:.0f}% right there).", **numbers)
-    return claim("memory.sweep_partly", f"{head}; at {delays[-1]}, the longest delay tried, it is still above "
-                 f"chance ({100 * acc[delays[-1]]:.0f}% right).", **numbers)
+        text = (_("{Who} remembers up to a delay of {kept} ({kept_acc:.0f}% right) and answers at chance from a delay "
+                  "of {lost} on ({lost_acc:.0f}% right there).") if kept else
+                _("{Who} does not remember even at a delay of {first} ({first_acc:.0f}% right) and answers at chance "
+                  "from a delay of {lost} on ({lost_acc:.0f}% right there)."))
+        return claim("memory.sweep_falls", text.format(**at), **numbers)
+    text = (_("{Who} remembers up to a delay of {kept} ({kept_acc:.0f}% right); at {last}, the longest delay tried, it "
+              "is still above chance ({last_acc:.0f}% right).") if kept else
+            _("{Who} does not remember even at a delay of {first} ({first_acc:.0f}% right); at {last}, the longest "
+              "delay tried, it is still above chance ({last_acc:.0f}% right)."))
+    return claim("memory.sweep_partly", text.format(**at), **numbers)
 
 
 def forget_gate(mean: float, delay: int) -> Claim:
@@ -106,10 +133,14 @@ def forget_gate(mean: float, delay: int) -> Claim:
     f = check_real("forget gate", mean, 0.0, 1.0)
     d = check_int("delay", delay, 0)
     over = f ** d
-    said = f"{100 * over:.0f}%" if over >= 0.01 else f"{over:.1e} of it"
-    return claim("memory.forget_kept", f"The trained LSTM's forget gate is {f:.3f} on average: each step keeps about "
-                 f"{100 * f:.1f}% of its memory cell, so a gate held there keeps {said} over {d} steps (the input "
-                 "gate can add to it on the way).", forget=f, delay=d, kept=over)
+    at = dict(f=f, share=100 * f, over=100 * over, tiny=over, d=d)
+    text = (_("The trained LSTM's forget gate is {f:.3f} on average: each step keeps about {share:.1f}% of its memory "
+              "cell, so a gate held there keeps {over:.0f}% over {d} steps (the input gate can add to it on the way).")
+            if over >= 0.01 else
+            _("The trained LSTM's forget gate is {f:.3f} on average: each step keeps about {share:.1f}% of its memory "
+              "cell, so a gate held there keeps {tiny:.1e} of it over {d} steps (the input gate can add to it on the "
+              "way)."))
+    return claim("memory.forget_kept", text.format(**at), forget=f, delay=d, kept=over)
 
 
 def _number(x: float) -> str:
