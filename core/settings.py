@@ -157,7 +157,8 @@ def declared(cls) -> dict[str, Setting]:
 def allowed(s: Setting) -> str:
     """A number setting's range in words, for its help: the field keeps values inside it."""
     if s.kind is int:
-        return f"Allowed: {int(s.lo):,} to {int(s.hi):,}."
+        return _("Allowed: {lo:,} to {hi:,}.").format(lo=int(s.lo), hi=int(s.hi))
     if s.kind is float:
-        return f"Allowed: {s.lo:g} to {s.hi:g}" + (" (not 0)" if s.lo_open else "") + "."
+        return (_("Allowed: {lo:g} to {hi:g} (not 0).") if s.lo_open else _("Allowed: {lo:g} to {hi:g}.")).format(
+            lo=s.lo, hi=s.hi)
     return ""

@@ -11,7 +11,8 @@ import pandas as pd
 import streamlit as st
 
 from core import classroom
-from core.labs import Url, classroom as lab_classroom, controls_of, training as lab
+from core.i18n import N_, _, current
+from core.labs import Url, classroom as lab_classroom, controls_of, section_number, training as lab
 from core.runs import saved
 from core.runs.tasks import LM
 from core.runs.config import DATA, FORM_GROUPS, FORM_SETTINGS, PRESETS, SETTINGS, Preset, config_overrides, \
@@ -22,16 +23,16 @@ from ui.common import cite, header, learner_errors, plain, show_source
 from ui.lab import metric_row
 from ui.notebook import download_button
 from ui.plots import show_chart
-from ui.run_notice import group_line, queued_notice, together
+from ui.run_notice import group_line, queued_notice, status_word, together
 from ui.session import fragment_only_run, job_manager, session_id
 
-SOURCES = {"timemachine": "The Time Machine", "upload": "My upload"}
+SOURCES = {"timemachine": N_("The Time Machine"), "upload": N_("My upload")}
 
 
 def choose_preset() -> Preset:
     name = url_state.draw(controls_of("training")["preset"], choices=tuple(PRESETS),
-                          format_func=lambda p: PRESETS[p].label) or "book"
-    st.caption(PRESETS[name].note)
+                          format_func=lambda p: _(PRESETS[p].label)) or "book"
+    st.caption(_(PRESETS[name].note))
     return PRESETS[name]
 
 
@@ -60,24 +61,25 @@ def settings_form_rows(preset: Preset, busy: bool) -> tuple[str, bool]:
     off = {}
     if job_manager().gpus == 0:   # nothing to choose: say so rather than offer a GPU that is not there
         st.session_state[f"{prefix}.device"] = "auto"
-        off["device"] = "This server has no GPU: runs train on the CPU."
+        off["device"] = _("This server has no GPU: runs train on the CPU.")
     # Not an st.form: a choice that changes what applies (tokens, split) greys or frees the others at once.
     # Settings a teacher's link hides (?hide=lr,epochs) are not drawn: they keep the link's values.
     hidden = url_state.hidden_names()
     with st.container(border=True):
         for group in FORM_GROUPS:
-            lead = [lambda col: col.radio("Text", tuple(SOURCES), key=source_key, format_func=SOURCES.get)] \
+            lead = [lambda col: col.radio(_("Text"), tuple(SOURCES), key=source_key,
+                                          format_func=lambda k: _(SOURCES[k]))] \
                 if group == DATA else []
             shown = [SETTINGS[n] for n in FORM_SETTINGS if SETTINGS[n].group == group and SETTINGS[n].key not in hidden]
             settings_form.section(group, shown, prefix, lead, lookup=SETTINGS, off=off)
         if any(SETTINGS[n].key in hidden for n in FORM_SETTINGS):
-            fixed = ", ".join(f"{SETTINGS[n].label} {SETTINGS[n].word(st.session_state[f'{prefix}.{n}'])}"
+            fixed = ", ".join(f"{_(SETTINGS[n].label)} {_(SETTINGS[n].word(st.session_state[f'{prefix}.{n}']))}"
                               for n in FORM_SETTINGS if SETTINGS[n].key in hidden)
-            st.caption(f"Your teacher's link fixes: {plain(fixed, 300)}.")
-        submitted = st.button("Train", type="primary", icon=":material/play_arrow:", disabled=busy,
+            st.caption(_("Your teacher's link fixes: {fixed}.").format(fixed=plain(fixed, 300)))
+        submitted = st.button(_("Train"), type="primary", icon=":material/play_arrow:", disabled=busy,
                               key="tr.train")
         if (limits := class_limits()) is not None:
-            st.caption(f"Your class's training limits, set by your teacher: {limits.words()}.")
+            st.caption(_("Your class's training limits, set by your teacher: {limits}.").format(limits=limits.words()))
     return st.session_state[source_key], submitted
 
 
@@ -108,11 +110,11 @@ def training_text(source: str) -> str:
     if source == "upload":
         up = texts.uploaded()
         if up is None:
-            raise ValueError("Upload a text first (in the box below), or train on The Time Machine.")
+            raise ValueError(_("Upload a text first (in the box below), or train on The Time Machine."))
         return up["text"]
     text = texts.time_machine_or_none()
     if text is None:
-        raise ValueError("The Time Machine is not available here. Upload a text below, or set RNNLAB_CORPUS.")
+        raise ValueError(_("The Time Machine is not available here. Upload a text below, or set RNNLAB_CORPUS."))
     return text
 
 
@@ -122,7 +124,7 @@ def start_run(preset: Preset, source: str, number: int) -> None:
     chosen = {n: st.session_state[f"{prefix}.{n}"] for n in FORM_SETTINGS}
     wrong = lab.out_of_range(chosen)
     if wrong:
-        st.error("Not started: " + " ".join(plain(w, 200) for w in wrong), icon=":material/error:")
+        st.error(_("Not started: {why}").format(why=" ".join(plain(w, 200) for w in wrong)), icon=":material/error:")
         return
     with learner_errors():
         if chosen["split"] == "book":
@@ -164,20 +166,20 @@ def adopt_run_from_url() -> None:
     try:
         found = job_manager().adopt(token, session_id())
     except ValueError as exc:   # there, but a file of it is damaged: say which
-        st.error(f"{plain(exc, 300)} Train it again below.", icon=":material/error:")
+        st.error(_("{why} Train it again below.").format(why=plain(exc, 300)), icon=":material/error:")
         return
     if found is not None and found.kind.name != LM:
-        st.warning("The run in this address is not a language model's: open it on its own lab's page.",
+        st.warning(_("The run in this address is not a language model's: open it on its own lab's page."),
                    icon=":material/warning:")
     if found is None:
-        st.warning("The run in this address is not in this server's run store: old runs are deleted after a "
-                   "while (by age and total size). Train it again below (its settings are in the form).",
+        st.warning(_("The run in this address is not in this server's run store: old runs are deleted after a "
+                     "while (by age and total size). Train it again below (its settings are in the form)."),
                    icon=":material/warning:")
 
 
 def run_metrics(p: Progress) -> None:
     metric_row(lab.progress_metrics(p))
-    st.caption(f"Device: {p.device}")
+    st.caption(_("Device: {device}").format(device=p.device))
 
 
 def run_status(job) -> None:
@@ -185,26 +187,29 @@ def run_status(job) -> None:
     p = job.progress
     if job.status == Status.QUEUED:
         queued_notice(job)
-        if st.button("Cancel", icon=":material/close:", key=f"cancel_{job.id}"):
+        if st.button(_("Cancel"), icon=":material/close:", key=f"cancel_{job.id}"):
             job_manager().stop(job.id)
             st.rerun()
         return
     if job.active:
         group_line(job)
         frac = p.step / p.total_steps if p and p.total_steps else 0.0
-        st.progress(frac, text=f"epoch {p.epoch}/{job.config.epochs}, step {p.step}/{p.total_steps}"
-                    if p else "preparing the data ...")
-        if not job.stopping and st.button("Stop", icon=":material/stop:", key=f"stop_{job.id}"):
+        st.progress(frac, text=_("epoch {epoch}/{epochs}, step {step}/{steps}").format(
+            epoch=p.epoch, epochs=job.config.epochs, step=p.step, steps=p.total_steps) if p else
+            _("preparing the data ..."))
+        if not job.stopping and st.button(_("Stop"), icon=":material/stop:", key=f"stop_{job.id}"):
             job_manager().stop(job.id)
         if job.stopping:  # acknowledged at once, also in the very run that pressed Stop
-            st.info("Stopping: the run ends after the step in progress and keeps everything learnt.", icon=":material/hourglass_top:")
+            st.info(_("Stopping: the run ends after the step in progress and keeps everything learnt."),
+                    icon=":material/hourglass_top:")
     elif job.status == Status.ERROR:
         st.error(plain(job.message, 600), icon=":material/error:")
     elif job.status == Status.DIVERGED:
         st.warning(plain(job.message, 600), icon=":material/error:")
     else:
-        message = job.message if job.message.startswith(job.status) else f"{job.status}: {job.message}"
-        st.success(plain(message, 600), icon=":material/check_circle:")
+        said = job.message if job.message.startswith(job.status) and status_word(job.status) == job.status else \
+            _("{status}: {message}").format(status=status_word(job.status), message=job.message)
+        st.success(plain(said, 600), icon=":material/check_circle:")
 
 
 POLL_SECONDS = 1.0          # how often a run's panel (curves, metrics, samples) is read again while it goes
@@ -234,21 +239,28 @@ def progress_where_pressed() -> None:
         return
     p = job.progress
     others = job_manager().companions(job)
-    group = f", together with {together(others)} in one computation" if others else ""
     if job.status == Status.QUEUED:
-        st.progress(0.0, text=f"Waiting in the queue for a free training slot{group}: the top of the page says "
-                              "where.")
+        st.progress(0.0, text=(_("Waiting in the queue for a free training slot, together with {others} in one "
+                                 "computation: the top of the page says where.") if others else
+                               _("Waiting in the queue for a free training slot: the top of the page says where."))
+                    .format(others=together(others)))
         return
     if fragment_only_run() and st.session_state.get("training.line_every") != line_poll_seconds(job):
         st.rerun(scope="app")   # out of the queue: follow it at the training pace from now on
     if p is None:
-        st.progress(0.0, text="Starting the run: preparing the data ...")
+        st.progress(0.0, text=_("Starting the run: preparing the data ..."))
         return
-    left = f", about {p.eta:.0f} s left" if math.isfinite(p.eta) else ""
+    where = {(False, False): _("{name}: epoch {epoch}/{epochs}, step {step}/{steps}"),
+             (False, True): _("{name}: epoch {epoch}/{epochs}, step {step}/{steps}, about {eta:.0f} s left"),
+             (True, False): _("{name}, together with {others} in one computation: epoch {epoch}/{epochs}, step "
+                              "{step}/{steps}"),
+             (True, True): _("{name}, together with {others} in one computation: epoch {epoch}/{epochs}, step "
+                             "{step}/{steps}, about {eta:.0f} s left")}[(bool(others), math.isfinite(p.eta))]
+    line = where.format(name=job.name, others=together(others), epoch=p.epoch, epochs=job.config.epochs, step=p.step,
+                        steps=p.total_steps, eta=p.eta)
     st.progress(p.step / p.total_steps if p.total_steps else 0.0,
-                text=f"{job.name}{group}: epoch {p.epoch}/{job.config.epochs}, step {p.step}/{p.total_steps}{left}"
-                     f"{lab.perplexities_when(p, job.config.epochs)}. "
-                     "Its curves and samples are at the top of the page.")
+                text=_("{line}{perplexities}. Its curves and samples are at the top of the page.").format(
+                    line=line, perplexities=lab.perplexities_when(p, job.config.epochs)))
 
 
 def run_panel() -> None:
@@ -256,33 +268,36 @@ def run_panel() -> None:
     current = [j for j in mine if j.active]
     latest = current[0] if current else (mine[-1] if mine else None)
     if latest is None:
-        st.info("No run yet: choose a preset and press **Train**.", icon=":material/info:")
+        st.info(_("No run yet: choose a preset and press **{train}**.").format(train=_("Train")), icon=":material/info:")
         return
     if latest.active:
         st.session_state["training.watching"] = latest.id
     elif st.session_state.pop("training.watching", None) == latest.id and fragment_only_run():
         st.rerun(scope="app")  # the run just ended: redraw the whole page (compare and export appear)
-    st.subheader(f"{plain(latest.name)}: {latest.status}")
+    st.subheader(f"{plain(latest.name)}: {status_word(latest.status)}")
     run_status(latest)
     p = latest.progress
     if p is not None:
         run_metrics(p)
-        show_chart(lab.curves_chart({latest.name: p.history}, "Perplexity per epoch (epoch 0: untrained)",
+        show_chart(lab.curves_chart({latest.name: p.history}, _("Perplexity per epoch (epoch 0: untrained)"),
                                     f"curve-{latest.id}"))
         if latest.samples:
             temp = latest.config.sample_temperature
-            st.markdown(f"**Samples** (prefix {plain(repr(latest.config.sample_prefix))}, "
-                        f"{'greedy' if temp == 0 else f'T = {temp:g}'})")
-            st.dataframe(pd.DataFrame([(s.epoch, s.text) for s in latest.samples[::-1]], columns=["epoch", "sample"]),
+            st.markdown((_("**Samples** (prefix {prefix}, greedy)") if temp == 0 else
+                         _("**Samples** (prefix {prefix}, T = {T:g})")).format(
+                prefix=plain(repr(latest.config.sample_prefix)), T=temp))
+            st.dataframe(pd.DataFrame([(s.epoch, s.text) for s in latest.samples[::-1]],
+                                      columns=[_("epoch"), _("sample")]),
                          hide_index=True,
                          width="stretch", height=min(300, 40 + 35 * len(latest.samples)))
 
 
 def upload_box() -> None:
-    with st.expander("Train on your own text"):
+    with st.expander(_("Train on your own text")):
         texts.upload_widget("training_upload")
         if texts.uploaded():
-            st.caption(f"Uploaded: {plain(texts.uploaded()['name'])} ({len(texts.uploaded()['text']):,} characters)")
+            st.caption(_("Uploaded: {name} ({n:,} characters)").format(name=plain(texts.uploaded()["name"]),
+                                                                         n=len(texts.uploaded()["text"])))
         if texts.time_machine_or_none() is None:
             texts.missing_corpus_message()
             texts.download_button()
@@ -291,27 +306,29 @@ def upload_box() -> None:
 def export_row(j) -> None:
     with st.container(border=True):
         ppl = j.result.final.val_ppl if j.result.final else math.nan
-        st.markdown(f"**{plain(j.name)}** · {j.status} · val perplexity {ppl:.2f}")
+        st.markdown(_("**{name}** · {status} · val perplexity {ppl:.2f}").format(name=plain(j.name),
+                                                                               status=status_word(j.status), ppl=ppl))
         missing = j.result.missing()
         if missing:   # cleaned up, or damaged, after it finished: say so rather than offer what cannot be had
-            st.warning(f"This run's {plain(', '.join(missing))} are no longer in the run store (it may have been "
-                       "cleaned up): its numbers above are all that is left.", icon=":material/warning:")
+            st.warning(_("This run's {missing} are no longer in the run store (it may have been cleaned up): its "
+                         "numbers above are all that is left.").format(missing=plain(", ".join(missing))),
+                       icon=":material/warning:")
             return
         e1, e2, e3, e4 = st.columns(4)
         # deferred: the archive is built only when the learner clicks, not on every rerun
-        e1.download_button("Download run (.zip: weights, JSON, CSV)", lambda r=j.result: r.zip_bytes(),
+        e1.download_button(_("Download run (.zip: weights, JSON, CSV)"), lambda r=j.result: r.zip_bytes(),
                            file_name=f"rnnlab-run-{j.id}.zip", mime="application/zip", key=f"zip_{j.id}")
-        e2.download_button("Metrics (.csv)", lambda r=j.result: saved.metrics_csv(r.history),
+        e2.download_button(_("Metrics (.csv)"), lambda r=j.result: saved.metrics_csv(r.history),
                            file_name=f"rnnlab-{j.id}-metrics.csv", mime="text/csv", key=f"csv_{j.id}")
-        if e3.button("Use in the Sampling lab", key=f"use_{j.id}"):
+        if e3.button(_("Use in the Sampling lab"), key=f"use_{j.id}"):
             try:
                 model_choice.add_session_model(j.name, j.result.lm)
             except ValueError as exc:   # its weights are damaged or gone
                 st.error(plain(exc, 400), icon=":material/error:")
                 return
-            st.toast(f"{plain(j.name)} is now in the Sampling lab's model picker.")
-        if e4.button("Delete", key=f"delete_{j.id}", icon=":material/delete:",
-                     help="Remove the run from this server for good: its weights, curve and address."):
+            st.toast(_("{name} is now in the Sampling lab's model picker.").format(name=plain(j.name)))
+        if e4.button(_("Delete"), key=f"delete_{j.id}", icon=":material/delete:",
+                     help=_("Remove the run from this server for good: its weights, curve and address.")):
             job_manager().forget(j.id)
             if st.query_params.get(Url.RUN) == j.token:
                 del st.query_params[Url.RUN]
@@ -319,32 +336,33 @@ def export_row(j) -> None:
 
 
 def compare_and_export(done: list) -> None:
-    st.header("Compare and export")
+    st.header(_("Compare and export"))
     histories = {j.name: j.result.history for j in done}
-    show_chart(lab.curves_chart(histories, "Validation perplexity of this session's runs", "compare"))
+    show_chart(lab.curves_chart(histories, _("Validation perplexity of this session's runs"), "compare"))
     st.dataframe(pd.DataFrame(lab.runs_rows(done)), hide_index=True, width="stretch",   # thousands separated
-                 column_config={"tokens/s": st.column_config.NumberColumn(format="localized")})
+                 column_config={_("tokens/s"): st.column_config.NumberColumn(format="localized")})
     for j in reversed(done):
         export_row(j)
 
 
 @st.cache_data(show_spinner=False)
-def partition_rows() -> list[dict]:
+def partition_rows(lang: str) -> list[dict]:   # lang: its headers' language
     return lab.partition_rows()
 
 
 def partitions() -> None:
     """The book's two ways of cutting the text into minibatches (9.3), shown on token positions."""
-    st.markdown("**Two ways to cut the text into minibatches** (9.3), shown on token positions 0 to 39, two "
-                "windows of five per minibatch, made by the functions training uses:")
-    st.dataframe(pd.DataFrame(partition_rows()), hide_index=True, width="stretch")
+    st.markdown(_("**Two ways to cut the text into minibatches** ({section}), shown on token positions 0 to 39, two "
+                  "windows of five per minibatch, made by the functions training uses:").format(
+        section=section_number("9.3")))
+    st.dataframe(pd.DataFrame(partition_rows(current())), hide_index=True, width="stretch")
     st.caption(lab.partition_words())
 
 
 def main() -> None:
     url_state.page("training")
     header(lab.KEY)
-    st.markdown(lab.INTRO)
+    st.markdown(_(lab.INTRO))
     cite(lab.SECTION)
     exercises.assignment("training")
     exercises.hold_figures("training")
@@ -352,7 +370,7 @@ def main() -> None:
     mine = job_manager().for_session(session_id(), LM)
     active = [j for j in mine if j.active]
     if active:
-        st.sidebar.caption(f"Training {plain(active[0].name)}: its progress is on this page.")
+        st.sidebar.caption(_("Training {name}: its progress is on this page.").format(name=plain(active[0].name)))
     live_panel(bool(active))
     preset = choose_preset()
     sweep.take_part({n: SETTINGS[n] for n in FORM_SETTINGS})
@@ -368,10 +386,10 @@ def main() -> None:
     done = [j for j in job_manager().for_session(session_id(), LM) if not j.active and j.result is not None]
     if done:
         compare_and_export(done)
-    with st.expander("How training works here"):
-        st.markdown(lab.NOTES)
+    with st.expander(_("How training works here")):
+        st.markdown(_(lab.NOTES))
         partitions()
-        show_source(*lab.SOURCE, title="The training loop")
+        show_source(*lab.SOURCE, title=_("The training loop"))
     exercises.section("training")
 
 

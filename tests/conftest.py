@@ -56,7 +56,8 @@ def train_each_exercise_once():
     def run(self, settings=None):
         if not self.trains:
             return plain_run(self, settings)
-        key = (self.key, json.dumps({**self.settings, **(settings or {})}, sort_keys=True))
+        from core.i18n import current   # an explanation is in the language it was asked in
+        key = (self.key, json.dumps({**self.settings, **(settings or {})}, sort_keys=True), current())
         if key not in done:
             done[key] = plain_run(self, settings)
         return done[key]

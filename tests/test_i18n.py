@@ -24,7 +24,8 @@ MATH = re.compile(r"\$\$.*?\$\$|\$[^$]*\$|:material/\w+:|:[a-z]+\[", re.S)   # f
 DATA = re.compile(r"“[^”]*”|'[^'\n]*'|`[^`]*`|<div style=\"font-family:monospace.*?</div>|<[^>]*>|top\\?-[kp]", re.S)
 # Words that stay as they are in Chinese: identifiers a control or a formula names, and proper names
 KEPT = {"tau", "sigma", "cos", "sin", "tanh", "min", "numpy", "GRU", "LSTM", "Jupyter", "install", "RNN", "Lab", "pip",
-        "CPU", "csv", "JSON", "Adam", "softmax", "torch", "BPE", "sigmoid"}
+        "CPU", "csv", "JSON", "Adam", "softmax", "torch", "BPE", "sigmoid", "exp", "NaN",
+        "cuDNN", "PyTorch", "GPU", "CUDA", "cpu", "cuda"}
 TRANSLATED_LABS = [k for k in TRANSLATED if PAGES[k].lab and PAGES[k].module is not None]
 NUMBER = re.compile(r"-?\d+(?:,\d{3})*(?:\.\d+)?(?:e[-+]?\d+)?")
 
@@ -100,14 +101,18 @@ def test_a_translated_labs_claims_say_the_same_numbers_by_the_same_rule_in_both_
     Chinese, each claim is chosen by the same rule from the same numbers, states the same numbers, and is Chinese."""
     import importlib
     lab, book = PAGES[key].module, importlib.import_module(f"test_lab_{key}")
-    points = walk(key, list(controls_of(key))) + [PAGES[key].settings(**v) for v in book.NAMED]
-    if getattr(lab, "TRAINS", False):   # each point a training run: the shipped one here, the readings' numbers below
-        points = [PAGES[key].settings()]
-    for s in points:
-        try:
-            r = lab.compute(s)
-        except ValueError:
-            continue
+    if getattr(lab, "TRAINS", False):   # each point a training run: its rule book's results (stored runs, histories)
+        results = book.examples()
+    else:
+        points = walk(key, list(controls_of(key))) + [PAGES[key].settings(**v) for v in book.NAMED]
+        results = []
+        for s in points:
+            try:
+                results.append(lab.compute(s))
+            except ValueError:
+                continue
+    for r in results:
+        s = getattr(r, "settings", getattr(r, "config", None))
         english, chinese = both(lambda: lab.readings(r))
         assert [(c.kind, c.numbers) for c in english] == [(c.kind, c.numbers) for c in chinese], s
         for e, c in zip(english, chinese):
@@ -195,11 +200,13 @@ def test_a_translated_page_in_chinese_shows_no_english_sentence_and_in_english_n
 @pytest.mark.parametrize("key", TRANSLATED_LABS)
 def test_a_bad_address_value_is_refused_in_chinese(key):
     """A value the page cannot use, in a Chinese address: the warning and the reason are Chinese."""
-    name, s = next((n, s) for n, s in controls_of(key).items() if s.kind is int and not s.choices)
+    from core.runs.config import SETTINGS as FORM      # the Training lab's form keeps its settings in the address too
+    pool = {**controls_of(key), **(FORM if key == "training" else {})}
+    name, s = next((n, s) for n, s in pool.items() if s.kind is int and not s.choices)
     at = page(key, unknown={"lang": "zh", s.key: "1.5"})   # a whole number wanted
     at.run()
     said = [w.value for w in at.warning]
-    assert said and all(CJK.search(w) and not english_words(w.replace(name, "").replace(s.key, "")) for w in said), said
+    assert said and all(CJK.search(w) and not english_words(w.replace(name, "").replace(name.replace("_", "\\_"), "").replace(s.key, "")) for w in said), said
 
 
 def test_the_chapters_act_one_and_the_sidebar_do_not_carry_one_language_into_another():
@@ -218,7 +225,10 @@ def test_the_chapters_act_one_and_the_sidebar_do_not_carry_one_language_into_ano
 
 
 def test_an_untranslated_page_says_so_in_chinese():
-    untranslated = next(p.key for p in PAGES.values() if p.lab and p.key not in TRANSLATED)
+    left = [p.key for p in PAGES.values() if p.key not in TRANSLATED]
+    if not left:
+        pytest.skip("every page is translated")
+    untranslated = left[0]
     at = page(untranslated, unknown={"lang": "zh"})
     at.run()
     assert any("本页尚未翻译" in i.value for i in at.info)

@@ -22,6 +22,14 @@ def complete(claims, r) -> None:
     """Nothing a run must say beyond its one reading."""
 
 
+def examples() -> list:
+    """Results on histories of every shape its reading tells apart (the Chinese pages' test reads them)."""
+    rows = [[HistoryRow(0, 0, float("nan"), 28.0, 4.8, 1.0, 1.0, 1.0)],
+            [HistoryRow(0, 0, float("nan"), 28.0, 4.8, 1.0, 1.0, 1.0), HistoryRow(1, 10, 9.0, 10.0, 3.3, 1.0, 1.0, 1.0)],
+            [HistoryRow(0, 0, float("nan"), 28.0, 4.8, 1.0, 1.0, 1.0), HistoryRow(2, 20, 11.0, 9.5, 3.2, 1.0, 1.0, 1.0)]]
+    return [lab.Result(PRESETS["tiny"].config, h, 1.5) for h in rows]
+
+
 @settings(max_examples=40, deadline=None)
 @given(train=st.floats(1.0, 50.0), val=st.floats(1.0, 50.0), epoch=st.integers(0, 30))
 def test_its_reading_holds_on_any_history(train, val, epoch):

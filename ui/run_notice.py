@@ -3,17 +3,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.i18n import N_, _, ngettext, sentences
+from core.i18n import _, ngettext, sentences
+from core.runs.record import status_word
 from ui.session import job_manager
 
-# core.runs.record.Status's values, each as a learner reads it (the status itself stays data)
-STATUS_WORDS = {"queued": N_("queued"), "starting": N_("starting"), "running": N_("running"),
-                "finished": N_("finished"), "stopped": N_("stopped"), "diverged": N_("diverged"),
-                "time limit": N_("time limit"), "error": N_("error")}
-
-
-def status_word(status) -> str:
-    return _(STATUS_WORDS.get(str(status), str(status)))
+__all__ = ["group_line", "minutes", "queued_notice", "status_word", "together"]
 
 
 def queued_notice(job) -> None:

@@ -6,34 +6,37 @@ from typing import Callable, Sequence
 
 import streamlit as st
 
+from core.i18n import _
 from core.settings import Setting, allowed
 
 
 def widget(col, s: Setting, key: str, reason: str = "") -> None:
     """The widget for one setting, in a column, bound to session-state key; greyed with `reason` in its help
     when it has no effect. A number field's help says its range."""
-    help_text = " ".join(t for t in (reason, s.help, "" if s.choices else allowed(s)) if t)
+    help_text = " ".join(t for t in (reason, _(s.help) if s.help else "", "" if s.choices else allowed(s)) if t)
     common = dict(key=key, help=help_text or None, disabled=bool(reason))
+    label, word = _(s.label), lambda choice: _(s.word(choice))
     if s.choices:
         if s.widget == "select":
-            col.selectbox(s.label, s.choices, format_func=s.word, **common)
+            col.selectbox(label, s.choices, format_func=word, **common)
         else:
-            col.radio(s.label, s.choices, format_func=s.word, **common)
+            col.radio(label, s.choices, format_func=word, **common)
     # No min/max on the field: a browser field with bounds refuses an out-of-range value without a word; here
     # the value reaches the page, which names the setting and its range (pages.training.out_of_range).
     elif s.kind is int:
-        col.number_input(s.label, step=int(s.step or 1), **common)
+        col.number_input(label, step=int(s.step or 1), **common)
     elif s.kind is float:
-        col.number_input(s.label, step=s.step, format="%g", **common)
+        col.number_input(label, step=s.step, format="%g", **common)
     else:
-        col.text_input(s.label, max_chars=int(s.hi) if s.hi else None, **common)
+        col.text_input(label, max_chars=int(s.hi) if s.hi else None, **common)
 
 
 def not_used(s: Setting, lookup: dict[str, Setting]) -> str:
     """Why a setting does nothing with the others as they are ("" when it does something)."""
     other, values = s.only_when
     o = lookup[other]
-    return f"Not used: only with {o.label.lower()} set to {' or '.join(o.word(v) for v in values)}."
+    choices = _(" or ").join(_(o.word(v)) for v in values)
+    return _("Not used: only with {setting} set to {choices}.").format(setting=_(o.label).lower(), choices=choices)
 
 
 def section(title: str, settings: Sequence[Setting], prefix: str, lead: Sequence[Callable] = (),
@@ -42,7 +45,7 @@ def section(title: str, settings: Sequence[Setting], prefix: str, lead: Sequence
     """A titled block of the form: `lead` widgets (callables taking a column) first, then one widget per
     setting, `per_row` to a row. A setting that has no effect with the current values of the others (its
     only_when) is greyed, and its help says why; `off` greys others with a reason of the page's own."""
-    st.markdown(f"**{title}**")
+    st.markdown(f"**{_(title)}**")
     values = {n: st.session_state.get(f"{prefix}.{n}") for n in (lookup or {})}
     reasons = dict(off or {})
     for s in settings:

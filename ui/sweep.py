@@ -6,6 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core import classroom
+from core.i18n import _
 from core.labs import Url
 from core.settings import Setting
 from ui import learner
@@ -32,25 +33,27 @@ def take_part(settings: dict[str, Setting]) -> str | None:
     try:
         sweep = classroom.sweep.parse(raw, settings)
     except ValueError as exc:
-        st.warning(f"This link's sweep cannot be used: {plain(exc, 300)}", icon=":material/warning:")
+        st.warning(_("This link's sweep cannot be used: {why}").format(why=plain(exc, 300)), icon=":material/warning:")
         return None
     listed = ", ".join(sweep.values)
-    what = plain(sweep.setting.label[:1].lower() + sweep.setting.label[1:], 60)
+    label = _(sweep.setting.label)
+    what = plain(label[:1].lower() + label[1:], 60)
     who = learner.current()
     if who is None or who.class_id is None:
         value = sweep.values[0]
-        st.info(f"This link hands out the values {plain(listed, 200)} of the {what} in turn to "
-                f"the learners of a class. You are not in a class here, so you get the first, {plain(value)}: join "
-                "with your teacher's link first to get your own.", icon=":material/tune:")
+        st.info(_("This link hands out the values {values} of the {what} in turn to the learners of a class. You are not "
+                  "in a class here, so you get the first, {value}: join with your teacher's link first to get your "
+                  "own.").format(values=plain(listed, 200), what=what, value=plain(value)), icon=":material/tune:")
     else:
         try:
             value, place = classroom.hand_out(who.token, sweep.text(), list(sweep.values))
         except ValueError as exc:
             st.warning(plain(exc, 300), icon=":material/warning:")
             return None
-        st.info(f"Your teacher hands out values of the {what} in turn ({plain(listed, 200)}): you were "
-                f"learner {place} to open this link, so yours is **{plain(value)}**. Train with it, and the class's "
-                "chart puts your run beside the others'.", icon=":material/tune:")
+        st.info(_("Your teacher hands out values of the {what} in turn ({values}): you were learner {place} to open "
+                  "this link, so yours is **{value}**. Train with it, and the class's chart puts your run beside the "
+                  "others'.").format(what=what, values=plain(listed, 200), place=place, value=plain(value)),
+                icon=":material/tune:")
     if st.query_params.get(sweep.setting.key) != value:
         st.query_params[sweep.setting.key] = value
     st.session_state[_FIXED] = (raw, sweep.setting.key)

@@ -205,7 +205,7 @@ def seed_form(prefix: str, names: Sequence[str], parse: Callable[[dict[str, str]
         return
     values, problems = parse(url)
     for problem in problems:
-        st.warning(f"Ignored a URL setting: {plain(problem, 300)}", icon=":material/warning:")
+        st.warning(_("Ignored a URL setting: {why}").format(why=plain(problem, 300)), icon=":material/warning:")
     for n in names:
         st.session_state[f"{prefix}.{n}"] = values[n]
     seen[prefix] = url

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.checks import check_int
+from core.i18n import _, ngettext
 from core.classroom.db import connect, write
 
 MOST_EPOCHS = 10_000     # the Training lab's own bound
@@ -26,23 +27,29 @@ class Limits:
 
     def words(self) -> str:
         """The limits as the Training page states them to a learner of the class."""
-        each = "one run" if self.per_learner == 1 else f"{self.per_learner} runs"
-        whole = ("" if self.per_class == 0 else
-                 f"; the whole class, {self.per_class} run{'s' if self.per_class != 1 else ''} at once")
-        return f"at most {self.epochs:,} epochs a run; {each} of yours at a time{whole}"
+        mine = (_("at most {epochs:,} epochs a run; one run of yours at a time") if self.per_learner == 1 else
+                _("at most {epochs:,} epochs a run; {runs} runs of yours at a time"))
+        said = mine.format(epochs=self.epochs, runs=self.per_learner)
+        if self.per_class == 0:
+            return said
+        return ngettext("{said}; the whole class, {n} run at once", "{said}; the whole class, {n} runs at once",
+                        self.per_class).format(said=said, n=self.per_class)
 
     def refusal(self, epochs: int, mine: int, class_active: int) -> str | None:
         """Why a run of `epochs` epochs may not start, given the learner's and the class's runs training or waiting
         now (None: it may)."""
         if epochs > self.epochs:
-            return (f"Your class allows at most {self.epochs:,} epochs a run (your teacher sets this): lower Epochs "
-                    f"to {self.epochs:,} or fewer.")
+            return _("Your class allows at most {epochs:,} epochs a run (your teacher sets this): lower Epochs to "
+                     "{epochs:,} or fewer.").format(epochs=self.epochs)
         if mine >= self.per_learner:
-            return (f"Your class allows {self.per_learner} run{'s' if self.per_learner != 1 else ''} of yours at a "
-                    "time: stop one, or let it finish, then start this one.")
+            return ngettext("Your class allows {n} run of yours at a time: stop one, or let it finish, then start this "
+                            "one.", "Your class allows {n} runs of yours at a time: stop one, or let it finish, then "
+                            "start this one.", self.per_learner).format(n=self.per_learner)
         if self.per_class and class_active >= self.per_class:
-            return (f"Your class has {class_active} run{'s' if class_active != 1 else ''} training or waiting, the "
-                    f"most your teacher allows at once ({self.per_class}): try again when one finishes.")
+            return ngettext("Your class has {n} run training or waiting, the most your teacher allows at once "
+                            "({most}): try again when one finishes.", "Your class has {n} runs training or waiting, the "
+                            "most your teacher allows at once ({most}): try again when one finishes.",
+                            class_active).format(n=class_active, most=self.per_class)
         return None
 
 

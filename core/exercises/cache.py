@@ -62,8 +62,10 @@ def from_json(text: str) -> Solution:
                     {float(v): str(why) for v, why in d["mistakes"]})
 
 
-def shipped_key(ex: Exercise, settings: dict) -> str:
-    return json.dumps({"exercise": ex.key, "settings": settings}, sort_keys=True)
+def shipped_key(ex: Exercise, settings: dict, lang: str = "en") -> str:
+    """An answer's key in the shipped file: its explanation is in one language (English's keys name none)."""
+    return json.dumps({"exercise": ex.key, "settings": settings, **({"lang": lang} if lang != "en" else {})},
+                      sort_keys=True)
 
 
 @cache
@@ -108,9 +110,14 @@ def cpu_name() -> str:
 
 
 def bake(bank: dict[str, Exercise], path: Path = SHIPPED) -> dict:
-    """Compute the answers of every exercise that trains, with each of its shipped settings, and write them."""
-    answers = {shipped_key(ex, s): json.loads(to_json(ex.run(s)))
-               for ex in bank.values() if ex.trains for s in shipped_settings(ex)}
+    """Compute the answers of every exercise that trains, with each of its shipped settings, in each language, and
+    write them."""
+    from core.i18n import LANGS, speaking
+    answers = {}
+    for lang in LANGS:
+        with speaking(lang):
+            answers.update({shipped_key(ex, s, lang): json.loads(to_json(ex.run(s)))
+                            for ex in bank.values() if ex.trains for s in shipped_settings(ex)})
     path.write_text(json.dumps({"format": FORMAT, "command": "python -m core exercises --bake",
                                 "computed_with": computed_with(), "answers": answers}, indent=1, sort_keys=True)
                     + "\n", encoding="utf-8")
@@ -128,7 +135,8 @@ def solve(ex: Exercise, settings: dict | None = None, root: Path | None = None) 
     except (OSError, ValueError, KeyError, TypeError):
         pass
     try:
-        return from_json(json.dumps(shipped()[shipped_key(ex, settings)]))
+        from core.i18n import current
+        return from_json(json.dumps(shipped()[shipped_key(ex, settings, current())]))
     except (KeyError, ValueError, TypeError):
         pass
     sol = ex.run(settings)

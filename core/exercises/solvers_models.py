@@ -74,12 +74,16 @@ def untrained_perplexity(s: dict) -> Solution:
     V = len(data.vocab)
     start = perplexity(evaluate(build_model(cfg, V, device), data, cfg, device, part="train"))
     gap = abs(start - V) / V
-    return Solution(start, f"Before the first step the perplexity on the training windows is {start:.3f}, against "
-                           f"{V} for a perfectly uniform guess over the {V} tokens, {100 * gap:.2g}% apart: " +
-                    ("the random weights give every character almost the same probability." if gap < 0.05 else
-                     "the random weights already favour some characters."),
-                    {"perplexity at epoch 0": start, "tokens": V},
-                    {math.log(V): f"{math.log(V):.3f} is ln {V}, the cross-entropy in nats; perplexity is e to that."})
+    text = (_("Before the first step the perplexity on the training windows is {start:.3f}, against {V} for a "
+              "perfectly uniform guess over the {V} tokens, {gap:.2g}% apart: the random weights give every character "
+              "almost the same probability.") if gap < 0.05 else
+            _("Before the first step the perplexity on the training windows is {start:.3f}, against {V} for a "
+              "perfectly uniform guess over the {V} tokens, {gap:.2g}% apart: the random weights already favour some "
+              "characters."))
+    return Solution(start, text.format(start=start, V=V, gap=100 * gap),
+                    {_("perplexity at epoch 0"): start, _("tokens"): V},
+                    {math.log(V): _("{nats:.3f} is ln {V}, the cross-entropy in nats; perplexity is e to that.").format(
+                        nats=math.log(V), V=V)})
 
 
 def _passage(s: dict, **overrides):
@@ -99,9 +103,10 @@ def slow_learning_rate(s: dict) -> Solution:
     r = _passage(s, lr=s["lr"])
     best = min(row.train_ppl for row in r.history)
     return Solution("yes" if best < 2 else "no",
-                    f"With learning rate {s['lr']:g}, the passage run's training perplexity goes from "
-                    f"{r.history[0].train_ppl:.1f} to {r.history[-1].train_ppl:.2f} in 60 epochs (lowest "
-                    f"{best:.2f}).", {"lowest perplexity": best})
+                    _("With learning rate {lr:g}, the passage run's training perplexity goes from {first:.1f} to "
+                      "{last:.2f} in 60 epochs (lowest {best:.2f}).").format(lr=s["lr"], first=r.history[0].train_ppl,
+                                                                            last=r.history[-1].train_ppl, best=best),
+                    {_("lowest perplexity"): best})
 
 
 def _stored_passage(cfg):

@@ -48,7 +48,7 @@ SECTIONS_ZH = {"9.1": "8.1 序列模型", "9.2": "8.2 文本预处理", "9.3": "
                "9.5": "8.5 循环神经网络的从零开始实现", "9.6": "8.6 循环神经网络的简洁实现", "9.7": "8.7 通过时间反向传播",
                "10.1": "9.2 长短期记忆网络（LSTM）", "10.2": "9.1 门控循环单元（GRU）"}
 # The pages whose every string is in the catalog (issue 66); the others show English, and say so in the language asked
-TRANSLATED = ("forecasting", "tokens", "rnn_cell", "sampling", "gradient_flow", "gates", "exercises")
+TRANSLATED = ("forecasting", "tokens", "rnn_cell", "sampling", "gradient_flow", "gates", "training", "exercises")
 
 
 def citation(section: str) -> tuple[str, str]:
@@ -63,6 +63,11 @@ def citation(section: str) -> tuple[str, str]:
         return f"{BOOK_ZH}第 {zh[0][0].split('.')[0]} 章“{name}”的{parts}", url
     name, url = CHAPTERS[chapter]
     return f"{BOOK}, chapter {chapter}, {name}, section {section}", url
+
+
+def section_number(section: str) -> str:
+    """A section's number as the edition in force numbers it: "9.3" in English (v1.0), "8.3" in Chinese."""
+    return SECTIONS_ZH[section].split(" ")[0] if is_chinese() else section
 
 
 @dataclass(frozen=True)

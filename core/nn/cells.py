@@ -15,6 +15,7 @@ from torch.nn import functional as F
 
 from core.nn.fused import FusedRNN
 from core.nn import interrupt
+from core.i18n import N_
 
 
 class ScratchRNN(nn.Module):
@@ -84,15 +85,15 @@ def _torch_rnn_layout(k: int) -> TanhLayout:
 
 
 CELLS: dict[str, Cell] = {c.name: c for c in (
-    Cell("scratch", "RNN from scratch", _scratch, max_layers=1, layered_state=False, token_input="lookup",
+    Cell("scratch", N_("RNN from scratch"), _scratch, max_layers=1, layered_state=False, token_input="lookup",
          tanh_layout=lambda k: {"W_xh": ("W_xh", False), "W_hh": ("W_hh", False), "b_h": ("b_h", False)}),
     # nn.RNN adds two hidden biases, b_ih and b_hh, which only ever enter as their sum.
-    Cell("rnn", "RNN (fused)", _fused(FusedRNN), tanh_layout=_torch_rnn_layout, token_input="fused",
+    Cell("rnn", N_("RNN (fused)"), _fused(FusedRNN), tanh_layout=_torch_rnn_layout, token_input="fused",
          extra_biases=lambda layers: [f"bias_hh_l{k}" for k in range(layers)]),
-    Cell("torch", "RNN (torch nn.RNN)", _fused(nn.RNN), tanh_layout=_torch_rnn_layout,
+    Cell("torch", N_("RNN (torch nn.RNN)"), _fused(nn.RNN), tanh_layout=_torch_rnn_layout,
          extra_biases=lambda layers: [f"bias_hh_l{k}" for k in range(layers)]),
-    Cell("gru", "GRU", _fused(nn.GRU), gates=3),
-    Cell("lstm", "LSTM", _fused(nn.LSTM), gates=4),   # its state is an (h, c) pair, which nn.LSTM handles
+    Cell("gru", N_("GRU"), _fused(nn.GRU), gates=3),
+    Cell("lstm", N_("LSTM"), _fused(nn.LSTM), gates=4),   # its state is an (h, c) pair, which nn.LSTM handles
 )}
 CELL_NAMES = tuple(CELLS)
 

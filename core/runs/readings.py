@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 
 from core.claims import Claim, claim
+from core.i18n import _
 from core.runs.record import HistoryRow
 
 
@@ -12,8 +13,9 @@ def train_above_val(rows: list[HistoryRow]) -> Claim | None:
     last = rows[-1] if rows else None
     if last is None or last.epoch == 0 or not math.isfinite(last.train_ppl) or not last.train_ppl > last.val_ppl:
         return None
-    return claim("run.train_above_val", f"After epoch {last.epoch} the training perplexity ({last.train_ppl:.2f}) "
-                 f"is above the validation perplexity ({last.val_ppl:.2f}): the training figure is averaged over the "
-                 "epoch's steps while the weights were still improving (and with dropout on, if any), the validation "
-                 "figure is measured after the epoch with the final weights. It is not a sign that the validation "
-                 "text is easier.", train=last.train_ppl, val=last.val_ppl)
+    return claim("run.train_above_val", _(
+        "After epoch {epoch} the training perplexity ({train:.2f}) is above the validation perplexity ({val:.2f}): the "
+        "training figure is averaged over the epoch's steps while the weights were still improving (and with dropout "
+        "on, if any), the validation figure is measured after the epoch with the final weights. It is not a sign that "
+        "the validation text is easier.").format(epoch=last.epoch, train=last.train_ppl, val=last.val_ppl),
+        train=last.train_ppl, val=last.val_ppl)

@@ -11,6 +11,18 @@ import math
 from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
 
+from core.i18n import N_, _
+
+# Each status as a learner reads it (the status itself stays data: it is its own text in JSON)
+STATUS_WORDS = {"queued": N_("queued"), "starting": N_("starting"), "running": N_("running"),
+                "finished": N_("finished"), "stopped": N_("stopped"), "diverged": N_("diverged"),
+                "time limit": N_("time limit"), "error": N_("error")}
+
+
+def status_word(status) -> str:
+    """A run's status in the language in force (an unknown one as it is)."""
+    return _(STATUS_WORDS.get(str(status), str(status)))
+
 
 class Status(StrEnum):
     """Where a run stands. A StrEnum: it is its own text in JSON, and compares equal to it."""
