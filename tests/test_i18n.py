@@ -25,7 +25,7 @@ DATA = re.compile(r"“[^”]*”|'[^'\n]*'|`[^`]*`|<div style=\"font-family:mon
 # Words that stay as they are in Chinese: identifiers a control or a formula names, and proper names
 KEPT = {"tau", "sigma", "cos", "sin", "tanh", "min", "numpy", "GRU", "LSTM", "Jupyter", "install", "RNN", "Lab", "pip",
         "CPU", "csv", "JSON", "Adam", "softmax", "torch", "BPE", "sigmoid", "exp", "NaN",
-        "cuDNN", "PyTorch", "GPU", "CUDA", "cpu", "cuda"}
+        "cuDNN", "PyTorch", "GPU", "CUDA", "cpu", "cuda", "Python"}
 TRANSLATED_LABS = [k for k in TRANSLATED if PAGES[k].lab and PAGES[k].module is not None]
 NUMBER = re.compile(r"-?\d+(?:,\d{3})*(?:\.\d+)?(?:e[-+]?\d+)?")
 
@@ -195,6 +195,19 @@ def test_a_translated_page_in_chinese_shows_no_english_sentence_and_in_english_n
     assert not [json.dumps(sp, ensure_ascii=False) for sp in specs if CJK.search(json.dumps(sp, ensure_ascii=False))]
     zh_specs = [json.loads(c.proto.spec)["layout"] for c in zh.get("plotly_chart")]
     assert all(CJK.search(json.dumps(sp, ensure_ascii=False)) for sp in zh_specs) and len(zh_specs) == len(specs)
+
+
+@pytest.mark.parametrize("act", [2, 3, 4, 5])
+def test_every_act_of_the_chapter_in_chinese_shows_no_english_sentence(act):
+    """Act 1 is the chapter's default (the page test above); the other acts, each from its address."""
+    at = page("chapter", unknown={"lang": "zh", "act": str(act)})
+    at.run()
+    assert not at.exception
+    texts = page_texts(at) + [str(c) for d in at.dataframe for c in d.value.columns]
+    left = {t[:80]: english_words(t) for t in texts if english_words(t)}
+    assert not left, left
+    specs = [json.loads(c.proto.spec)["layout"] for c in at.get("plotly_chart")]
+    assert specs and all(CJK.search(json.dumps(sp, ensure_ascii=False)) for sp in specs)
 
 
 @pytest.mark.parametrize("key", TRANSLATED_LABS)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core.i18n import _
+
 from core.lesson import passage, store as passage_store
 from core.runs.jobs import Job
 from core.runs.record import HistoryRow
@@ -28,7 +30,7 @@ def start(seed: int, raw_text: str) -> None:
     """Start the passage run with this seed (ValueError when the server is busy or the text too short)."""
     cfg = passage.config(seed)
     passage.passage(raw_text, cfg)  # a clear message now rather than an error inside the run
-    job = job_manager().submit(cfg, raw_text, session_id(), name=f"passage, seed {seed}")
+    job = job_manager().submit(cfg, raw_text, session_id(), name=_("passage, seed {seed}").format(seed=seed))
     st.session_state[_JOB] = job.id
 
 

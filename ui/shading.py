@@ -8,7 +8,7 @@ import html
 
 import numpy as np
 
-from core.i18n import _
+from core.i18n import N_, _
 
 
 def tint(bits: float) -> str:
@@ -39,6 +39,7 @@ def _cell(ch: str, wrong: bool) -> str:
     return f'<span style="background:#f4c7c3;text-decoration:underline">{ch}</span>' if wrong else f"<span>{ch}</span>"
 
 
+ROWS = (N_("text"), N_("forced"), N_("free"))   # the strips' row labels: the text, then the two ways of guessing
 STRIP = 15   # characters per group: each group carries the row labels, so a wrapped line is labelled too
 
 
@@ -50,7 +51,7 @@ def strips(truth: str, forced: str, free: str) -> str:
     column = "display:inline-flex;flex-direction:column;line-height:1.5;font-family:monospace"
     labels = ('<span style="display:inline-flex;flex-direction:column;line-height:1.875;margin-right:.4em;'
               'font-size:.75em;color:#555;text-align:right">'
-              "<span>text</span><span>forced</span><span>free</span></span>")
+              + "".join(f"<span>{html.escape(_(word))}</span>" for word in ROWS) + "</span>")
     cols = [f'<span style="{column}">{_cell(t, False)}{_cell(g, g != t)}{_cell(f, f != t)}</span>'
             for t, g, f in zip(truth, forced, free)]
     groups = "".join(f"<span style='display:inline-flex;margin-right:.8em'>{labels}{''.join(cols[i:i + STRIP])}</span>"

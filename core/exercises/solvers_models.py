@@ -7,7 +7,7 @@ import math
 from dataclasses import replace
 
 from core.exercises.types import Solution, report
-from core.i18n import _, listing, sentences
+from core.i18n import N_, _, listing, sentences
 
 # --- Sampling ----------------------------------------------------------------------------------------------
 
@@ -120,8 +120,8 @@ def _stored_passage(cfg):
     return baked if cfg.same_run(baked.meta.config) else None
 
 
-TRAINED_NOW = " (a run trained for this answer: the stored run Act 4 shows has other settings or epochs)"
-FROM_STORED = " (the stored run Act 4 shows)"
+TRAINED_NOW = N_("a run trained for this answer: the stored run Act 4 shows has other settings or epochs")
+FROM_STORED = N_("the stored run Act 4 shows")
 
 
 def _passage_model(s: dict, epochs: int) -> tuple:
@@ -142,12 +142,15 @@ def passage_held_out(s: dict) -> Solution:
     first, last = history[0].val_ppl, history[-1].val_ppl
     where = FROM_STORED if isinstance(run, Baked) else TRAINED_NOW
     answer = "higher" if last > 1.1 * first else "lower" if last < first / 1.1 else "about the same"
-    return Solution(answer, f"On the text after the passage, perplexity goes from {first:.1f} before training to "
-                            f"{last:.1f} after {history[-1].epoch} epochs{where}, while on the passage itself it falls "
-                            f"to {history[-1].train_ppl:.2f}: " + ("it memorised, it did not learn English." if
-                                                                   answer == "higher" else
-                                                                   "it learnt something general."),
-                    {"held-out before": first, "held-out after": last})
+    text = (_("On the text after the passage, perplexity goes from {first:.1f} before training to {last:.1f} after "
+              "{epochs} epochs ({where}), while on the passage itself it falls to {train:.2f}: it memorised, it did "
+              "not learn English.") if answer == "higher" else
+            _("On the text after the passage, perplexity goes from {first:.1f} before training to {last:.1f} after "
+              "{epochs} epochs ({where}), while on the passage itself it falls to {train:.2f}: it learnt something "
+              "general."))
+    return Solution(answer, text.format(first=first, last=last, epochs=history[-1].epoch, where=_(where),
+                                        train=history[-1].train_ppl),
+                    {_("held-out before"): first, _("held-out after"): last})
 
 
 def forcing_or_free(s: dict) -> Solution:
@@ -157,13 +160,15 @@ def forcing_or_free(s: dict) -> Solution:
     tf = passage.teacher_forcing(lm, passage.passage(load_corpus()))
     answer = "teacher forcing" if tf.forced_accuracy > tf.free_accuracy else "free running" \
         if tf.free_accuracy > tf.forced_accuracy else "the same"
-    return Solution(answer, f"After {s['epochs']} epochs{where}: {100 * tf.forced_accuracy:.0f}% of the passage's next "
-                            f"characters right when fed the true previous ones, {100 * tf.free_accuracy:.0f}% when "
-                            "fed its own guesses. " + ("One wrong guess changes everything it reads next." if
-                                                       tf.free_accuracy < tf.forced_accuracy else
-                                                       "It has learnt the passage well enough that its own guesses "
-                                                       "are the true text."),
-                    {"teacher forcing (%)": 100 * tf.forced_accuracy, "free running (%)": 100 * tf.free_accuracy})
+    text = (_("After {epochs} epochs ({where}): {forced:.0f}% of the passage's next characters right when fed the true "
+              "previous ones, {free:.0f}% when fed its own guesses. One wrong guess changes everything it reads next.")
+            if tf.free_accuracy < tf.forced_accuracy else
+            _("After {epochs} epochs ({where}): {forced:.0f}% of the passage's next characters right when fed the true "
+              "previous ones, {free:.0f}% when fed its own guesses. It has learnt the passage well enough that its own "
+              "guesses are the true text."))
+    return Solution(answer, text.format(epochs=s["epochs"], where=_(where), forced=100 * tf.forced_accuracy,
+                                        free=100 * tf.free_accuracy),
+                    {_("teacher forcing (%)"): 100 * tf.forced_accuracy, _("free running (%)"): 100 * tf.free_accuracy})
 
 
 # --- The chapter's end: how later chapters answer the RNN's problem ----------------------------------------------
@@ -192,14 +197,15 @@ def gated_path(s: dict) -> Solution:
     norm = float(grad.norm())
     answer = fate(norm)
     f = 1 / (1 + math.exp(-s["forget_bias"]))
-    gate = f"f = 1 - {1 - f:.1e}" if f > 0.999 else f"f ≈ {f:.3g} before its inputs move it"
-    return Solution(answer, f"An LSTM cell with forget-gate bias {s['forget_bias']:g} ({gate}) and input-gate bias "
-                            f"-{s['input_bias']:g}: a gradient of norm 1 on its memory cell, sent back {s['T']} steps "
-                            f"by autograd, has norm {norm:.6g}. The cell's memory is updated by adding, and each step "
-                            "back multiplies the gradient by the forget gate, not by W_hh and tanh's slopes: a "
-                            "network that learns to keep that gate open keeps its long-range gradient. That is the "
-                            "next chapter's answer (GRU and LSTM); attention, later, reaches every earlier token "
-                            "directly.", {"norm after T steps": norm, "forget gate f": f})
+    gate = f"f = 1 - {1 - f:.1e}" if f > 0.999 else _("f ≈ {f:.3g} before its inputs move it").format(f=f)
+    return Solution(answer, _("An LSTM cell with forget-gate bias {forget:g} ({gate}) and input-gate bias -{input:g}: a "
+                              "gradient of norm 1 on its memory cell, sent back {T} steps by autograd, has norm "
+                              "{norm:.6g}. The cell's memory is updated by adding, and each step back multiplies the "
+                              "gradient by the forget gate, not by W_hh and tanh's slopes: a network that learns to "
+                              "keep that gate open keeps its long-range gradient. That is the next chapter's answer "
+                              "(GRU and LSTM); attention, later, reaches every earlier token directly.").format(
+                        forget=s["forget_bias"], gate=gate, input=s["input_bias"], T=s["T"], norm=norm),
+                    {_("norm after T steps"): norm, _("forget gate f"): f})
 
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from core.i18n import N_
+from core.i18n import N_, _, ngettext, sentences
 from core.claims import Claim
 from core.figures import Chart, hline, style
 from core.labs import gradient_flow
@@ -32,12 +32,12 @@ V = 28   # the chapter's characters: 26 letters, the space and <unk>
 
 @dataclass(frozen=True)
 class Settings:
-    act: int = setting(1, "Act", widget="radio", choices=ACTS)
-    tau: int = setting(4, "Window τ: how many past values the model sees", lo=1, hi=32)
-    h: int = setting(32, "Hidden units h", lo=4, hi=512, step=4)
-    seed: int = setting(0, "Seed", "Another seed: other starting weights and another order of the windows.",
+    act: int = setting(1, N_("Act"), widget="radio", choices=ACTS)
+    tau: int = setting(4, N_("Window τ: how many past values the model sees"), lo=1, hi=32)
+    h: int = setting(32, N_("Hidden units h"), lo=4, hi=512, step=4)
+    seed: int = setting(0, N_("Seed"), N_("Another seed: other starting weights and another order of the windows."),
                         lo=0, hi=10_000, widget="input")
-    scale: float = setting(1.0, "Weight scale (× a random W_hh)", widget="select_slider",
+    scale: float = setting(1.0, N_("Weight scale (× a random W_hh)"), widget="select_slider",
                            choices=gradient_flow.SCALES)
 
 
@@ -45,11 +45,11 @@ class Settings:
 
 def act1_reading(s, a: forecast.Analysis) -> str:
     """What Act 1's figures show, in claims built from their numbers (core.sequences.readings; they change with τ)."""
-    far = readings.far_horizon(a)
-    text = f"{readings.one_step(a, s.sigma)} {readings.k_vs_one(a, s.k)}{' ' + far.text if far else ''}"
-    steps = "one step" if s.tau == 1 else f"{s.tau} steps"
-    return (f"{text} {readings.rest(a, s.n_train, s.T)} **Next:** text is a sequence too, and there "
-            f"the past that matters is much longer than the {steps} this model looks at.")
+    nxt = ngettext("**Next:** text is a sequence too, and there the past that matters is much longer than the one "
+                   "step this model looks at.", "**Next:** text is a sequence too, and there the past that matters is "
+                   "much longer than the {n} steps this model looks at.", s.tau).format(n=s.tau)
+    return sentences(readings.one_step(a, s.sigma), readings.k_vs_one(a, s.k), readings.far_horizon(a),
+                     readings.rest(a, s.n_train, s.T), nxt)
 
 
 def window_figure(V: int, h: int, max_window: int = 20) -> go.Figure:
@@ -58,10 +58,10 @@ def window_figure(V: int, h: int, max_window: int = 20) -> go.Figure:
     rnn = sum(param_counts.rnn_parameter_terms(V, 0, h).values())
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=n, y=[param_counts.window_model_parameters(V, int(k), h) for k in n],
-                             mode="lines+markers", name="fixed-window network (the last n tokens side by side)"))
-    fig.add_trace(go.Scatter(x=n, y=[rnn] * len(n), name="RNN (one token at a time, any context)",
+                             mode="lines+markers", name=_("fixed-window network (the last n tokens side by side)")))
+    fig.add_trace(go.Scatter(x=n, y=[rnn] * len(n), name=_("RNN (one token at a time, any context)"),
                              mode="lines", line=dict(width=3)))
-    style(fig, "Parameters against context length", "tokens of context n", "parameters", height=360,
+    style(fig, _("Parameters against context length"), _("tokens of context n"), _("parameters"), height=360,
           legend_below=True)
     fig.update_yaxes(rangemode="tozero", exponentformat="none", separatethousands=True)   # 10,000, not 1x10^4
     fig.update_layout(xaxis=dict(dtick=2))
@@ -78,9 +78,9 @@ def window_counts(h: int, vocab: int = V) -> dict:
 def window_chart(h: int, vocab: int = V) -> Chart:
     c = window_counts(h, vocab)
     return Chart("act3.window", window_figure(vocab, h),
-                 f"With |V| = {vocab} characters and h = {h}: a network that reads the last 5 characters side by side "
-                 f"has {c['window_5']:,} parameters and one that reads 20 has {c['window_20']:,}; the RNN has "
-                 f"{c['rnn']:,} whatever the context, and carries the past in a state of {h} numbers.")
+                 _("With |V| = {V} characters and h = {h}: a network that reads the last 5 characters side by side has "
+                   "{window_5:,} parameters and one that reads 20 has {window_20:,}; the RNN has {rnn:,} whatever the "
+                   "context, and carries the past in a state of {h} numbers.").format(V=vocab, h=h, **c))
 
 
 # --- Act 4: training on the passage -------------------------------------------------------------------------
@@ -90,25 +90,27 @@ def passage_figure(history: list[HistoryRow], vocab_size: int, title: str) -> go
     fig = go.Figure()
     epochs = [r.epoch for r in history]
     if history:
-        fig.add_trace(go.Scatter(x=epochs, y=[r.train_ppl for r in history], name="the passage (training)",
+        fig.add_trace(go.Scatter(x=epochs, y=[r.train_ppl for r in history], name=_("the passage (training)"),
                                  mode="lines+markers", marker=dict(size=4), line=dict(width=3)))
-        fig.add_trace(go.Scatter(x=epochs, y=[r.val_ppl for r in history], name="the text after it (held out)",
+        fig.add_trace(go.Scatter(x=epochs, y=[r.val_ppl for r in history], name=_("the text after it (held out)"),
                                  mode="lines", line=dict(dash="dash")))
-    hline(fig, vocab_size, f"a uniform guess: {vocab_size}", dash="dot", color="gray", log_y=True, above=True)
-    style(fig, title, "epoch", "perplexity", height=360, log_y=True, legend_below=True)
+    hline(fig, vocab_size, _("a uniform guess: {V}").format(V=vocab_size), dash="dot", color="gray", log_y=True,
+          above=True)
+    style(fig, title, _("epoch"), _("perplexity"), height=360, log_y=True, legend_below=True)
     fig.update_yaxes(range=[-0.02, math.log10(200)])
     return fig
 
 
 def passage_readings(history: list[HistoryRow], vocab_size: int, seconds: float | None,
-                     where: str = "here") -> list[Claim]:
+                     where: str = N_("here")) -> list[Claim]:
     return lesson_readings.passage_run(history, vocab_size, seconds, where)
 
 
 def passage_chart(history: list[HistoryRow], vocab_size: int, seconds: float | None, title: str,
-                  where: str = "here") -> Chart:
-    said = " ".join(c.text for c in passage_readings(history, vocab_size, seconds, where))
-    return Chart("act4.passage", passage_figure(history, vocab_size, title), f"{title}. {said}")
+                  where: str = N_("here")) -> Chart:
+    said = passage_readings(history, vocab_size, seconds, where)
+    return Chart("act4.passage", passage_figure(history, vocab_size, title),
+                 sentences(_("{title}.").format(title=title), *said))
 
 
 def reaches(models: dict, text: str) -> dict[int, passage.GradientReach]:
@@ -122,16 +124,18 @@ def reach_figure(reach: dict[int, passage.GradientReach]) -> go.Figure:
     fig = go.Figure()
     for epoch, r in reach.items():
         fig.add_trace(go.Scatter(x=np.arange(len(r.norms)), y=r.norms, mode="lines+markers", marker=dict(size=4),
-                                 name=f"after {epoch} epochs"))
-    return style(fig, "How far back the last character's loss reaches", "steps back from the last character",
-                 "gradient norm at that state", height=340, log_y=True)
+                                 name=_("after {epoch} epochs").format(epoch=epoch)))
+    return style(fig, _("How far back the last character's loss reaches"), _("steps back from the last character"),
+                 _("gradient norm at that state"), height=340, log_y=True)
 
 
 def reach_chart(reach: dict[int, passage.GradientReach]) -> Chart:
-    parts = [f"after {epoch} epochs it starts at {r.norms[0]:.3g} and is {r.norms[-1]:.3g} at {len(r.norms) - 1} "
-             f"steps back, {r.rate:.2f} per step" for epoch, r in reach.items()]
-    return Chart("act4.reach", reach_figure(reach), "The gradient of the loss of predicting the window's last "
-                 "character, at each earlier state: " + "; ".join(parts) + ".")
+    parts = [_("after {epoch} epochs it starts at {first:.3g} and is {last:.3g} at {back} steps back, {rate:.2f} per "
+               "step").format(epoch=epoch, first=r.norms[0], last=r.norms[-1], back=len(r.norms) - 1, rate=r.rate)
+             for epoch, r in reach.items()]
+    return Chart("act4.reach", reach_figure(reach), _("The gradient of the loss of predicting the window's last "
+                                                      "character, at each earlier state: {parts}.").format(
+        parts=_("; ").join(parts)))
 
 
 def reach_reading(reach: dict[int, passage.GradientReach]) -> Claim:

@@ -8,6 +8,7 @@ from typing import Callable
 import numpy as np
 
 from core.claims import Claim, claim
+from core.i18n import _
 from core.checks import check_int
 from core.lesson.passage import config
 
@@ -43,18 +44,20 @@ def time_cells(raw_text: str, cells: tuple[str, ...] = ("scratch", "torch"), epo
 def comparison(timings: list[CellTiming]) -> Claim:
     """Which of two timed cells was faster here, by how much, from the seconds per epoch measured."""
     if len(timings) != 2:
-        raise ValueError("Compare exactly two timed cells.")
+        raise ValueError(_("Compare exactly two timed cells."))
     a, b = sorted(timings, key=lambda t: t.seconds_per_epoch)
     ratio = b.seconds_per_epoch / a.seconds_per_epoch if a.seconds_per_epoch > 0 else float("inf")
     numbers = dict(faster=a.cell, ratio=ratio)
     if ratio < 1.1:
-        return claim("timing.even", f"On this server the two took about the same time: {a.seconds_per_epoch:.3f} s and "
-                     f"{b.seconds_per_epoch:.3f} s per epoch. They compute the same recurrence; at this model's size "
-                     "(128 units), neither way's overheads decide much.", **numbers)
-    return claim("timing.faster", f"On this server {a.label} was {ratio:.1f} times as fast as {b.label} "
-                 f"({a.seconds_per_epoch:.3f} s against {b.seconds_per_epoch:.3f} s per epoch), measured just now, "
-                 "so it can come out either way on another machine or under load. They compute the same "
-                 "recurrence: the difference is in how each is run, not in the maths.", **numbers)
+        return claim("timing.even", _("On this server the two took about the same time: {a:.3f} s and {b:.3f} s per "
+                                      "epoch. They compute the same recurrence; at this model's size (128 units), "
+                                      "neither way's overheads decide much.").format(a=a.seconds_per_epoch,
+                                                                                     b=b.seconds_per_epoch), **numbers)
+    return claim("timing.faster", _("On this server {fast} was {ratio:.1f} times as fast as {slow} ({a:.3f} s against "
+                                    "{b:.3f} s per epoch), measured just now, so it can come out either way on another "
+                                    "machine or under load. They compute the same recurrence: the difference is in how "
+                                    "each is run, not in the maths.").format(
+        fast=_(a.label), ratio=ratio, slow=_(b.label), a=a.seconds_per_epoch, b=b.seconds_per_epoch), **numbers)
 
 
 CLOSE = 0.1    # perplexities within 10% of each other "differ a little"
@@ -63,14 +66,16 @@ CLOSE = 0.1    # perplexities within 10% of each other "differ a little"
 def perplexities(timings: list[CellTiming]) -> Claim:
     """How far apart the two cells' training perplexities ended, and why they are not equal."""
     if len(timings) != 2:
-        raise ValueError("Compare exactly two timed cells.")
+        raise ValueError(_("Compare exactly two timed cells."))
     a, b = sorted(timings, key=lambda t: t.perplexity)
     apart = b.perplexity / a.perplexity - 1 if a.perplexity > 0 else float("inf")
-    why = "the two draw their random starting weights in a different order"
+    at = dict(a=a.perplexity, b=b.perplexity, apart=100 * apart)
     if apart <= CLOSE:
-        return claim("timing.ppl_close", f"The training perplexities ({a.perplexity:.2f} and {b.perplexity:.2f}) "
-                     f"differ a little because {why}.", apart=apart)
-    return claim("timing.ppl_apart", f"The training perplexities ({a.perplexity:.2f} and {b.perplexity:.2f}) differ "
-                 f"by {100 * apart:.0f}% after these few epochs: {why}, and a run this short has not yet forgotten "
-                 "where it started.", apart=apart)
+        return claim("timing.ppl_close", _("The training perplexities ({a:.2f} and {b:.2f}) differ a little because "
+                                           "the two draw their random starting weights in a different order.").format(
+            **at), apart=apart)
+    return claim("timing.ppl_apart", _("The training perplexities ({a:.2f} and {b:.2f}) differ by {apart:.0f}% after "
+                                       "these few epochs: the two draw their random starting weights in a different "
+                                       "order, and a run this short has not yet forgotten where it started.").format(
+        **at), apart=apart)
 

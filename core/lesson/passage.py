@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from core.checks import check_int
+from core.i18n import _, ngettext
 from core.runs.config import PRESETS, TrainConfig
 from core.runs.record import HistoryRow
 from core.text.corpus import clean
@@ -40,8 +41,8 @@ def passage(raw_text: str, cfg: TrainConfig | None = None) -> str:
     text = clean(raw_text, cfg.cleaning)
     n = passage_length(cfg)
     if len(text) < n + cfg.num_val:
-        raise ValueError(f"The text has {len(text)} characters after cleaning; the passage run needs at least "
-                         f"{n + cfg.num_val}.")
+        raise ValueError(_("The text has {n} characters after cleaning; the passage run needs at least "
+                           "{least}.").format(n=len(text), least=n + cfg.num_val))
     return text[:n]
 
 
@@ -91,10 +92,11 @@ class TeacherForcing:
         """Where the model's own text leaves the passage, in words (from first_free_miss)."""
         first = self.first_free_miss
         if first is None:
-            return "never leaves it"
+            return _("never leaves it")
         if first == 0:
-            return "leaves it at the first character"
-        return f"follows it for {first} character{'s' if first != 1 else ''}, then leaves it"
+            return _("leaves it at the first character")
+        return ngettext("follows it for {n} character, then leaves it", "follows it for {n} characters, then leaves it",
+                        first).format(n=first)
 
 
 @torch.no_grad()
@@ -109,7 +111,7 @@ def teacher_forcing(lm: LanguageModel, text: str, prefix: int = 18) -> TeacherFo
     if unknown:
         raise ValueError(f"The model does not know the characters {''.join(unknown)!r}; clean the text as it was.")
     ids = torch.as_tensor(lm.vocab.encode(text), dtype=torch.long, device=lm.device)
-    logits, _ = lm.net(ids[None, :-1])
+    logits = lm.net(ids[None, :-1])[0]
     guesses = logits[0, prefix - 1:].argmax(-1).cpu().numpy()
     forced = "".join(lm.vocab.token_text(int(i)) for i in guesses)
     free = sample(lm, text[:prefix], len(text) - prefix, temperature=0.0).text

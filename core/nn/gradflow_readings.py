@@ -166,15 +166,18 @@ def through_tanh(a: gradflow.Analysis) -> Claim:
     """The chapter's BPTT figure: the linear term from the oldest step against the one through tanh."""
     lin, tanh = float(a.linear[-1]), float(a.tanh[-1])
     steps = len(a.linear) - 1
-    head = (f"Spectral radius ρ = {a.rho:.2f}. In the linear case the term from {steps} steps back has norm "
-            f"{lin:.3g} (the newest is 1); ")
+    at = dict(rho=a.rho, steps=steps, lin=lin, tanh=tanh, times=times(lin / tanh) if tanh else "",
+              regime=regime_word(a.regime))
     if tanh < lin:
-        return claim("bptt.tanh_smaller", f"{head}through tanh, whose slopes are all below 1, it is {tanh:.3g}, "
-                     f"{times(lin / tanh)} times smaller, so through tanh the edge between vanishing and exploding "
-                     f"sits at a larger ρ than 1: here the gradient through tanh is {a.regime}.",
-                     linear=lin, tanh=tanh, rate=a.growth)
-    return claim("bptt.tanh_not_smaller", f"{head}through tanh it is {tanh:.3g}, no smaller: here the gradient "
-                 f"through tanh is {a.regime}.", linear=lin, tanh=tanh, rate=a.growth)
+        return claim("bptt.tanh_smaller", _(
+            "Spectral radius ρ = {rho:.2f}. In the linear case the term from {steps} steps back has norm {lin:.3g} (the "
+            "newest is 1); through tanh, whose slopes are all below 1, it is {tanh:.3g}, {times} times smaller, so "
+            "through tanh the edge between vanishing and exploding sits at a larger ρ than 1: here the gradient "
+            "through tanh is {regime}.").format(**at), linear=lin, tanh=tanh, rate=a.growth)
+    return claim("bptt.tanh_not_smaller", _(
+        "Spectral radius ρ = {rho:.2f}. In the linear case the term from {steps} steps back has norm {lin:.3g} (the "
+        "newest is 1); through tanh it is {tanh:.3g}, no smaller: here the gradient through tanh is {regime}.").format(
+        **at), linear=lin, tanh=tanh, rate=a.growth)
 
 
 def reach(norms: np.ndarray, epochs: int) -> Claim:
@@ -183,13 +186,15 @@ def reach(norms: np.ndarray, epochs: int) -> Claim:
     norms = np.asarray(norms, dtype=np.float64)
     back, rate = len(norms) - 1, gradflow.growth_factor(norms)
     name = gradflow.regime(rate)
-    lead = f"Left to right, after {epochs} epochs, "
+    at = dict(epochs=epochs, rate=rate, back=back, share=norms[-1] / norms[0])
     if name == "vanishing":
-        return claim("reach.vanishing", f"{lead}it shrinks to {rate:.2f} of its size per step back, so the state "
-                     f"{back} steps back receives {norms[-1] / norms[0]:.1e} of the gradient the last state receives: "
-                     "the vanishing gradient of the Gradient flow lab, in a trained network.", rate=rate)
+        return claim("reach.vanishing", _(
+            "Left to right, after {epochs} epochs, it shrinks to {rate:.2f} of its size per step back, so the state "
+            "{back} steps back receives {share:.1e} of the gradient the last state receives: the vanishing gradient "
+            "of the Gradient flow lab, in a trained network.").format(**at), rate=rate)
     if name == "exploding":
-        return claim("reach.exploding", f"{lead}it grows by {rate:.2f} per step back, and clipping is what keeps "
-                     "such updates in bounds.", rate=rate)
-    return claim("reach.stable", f"{lead}it changes by {rate:.2f} per step back, close enough to 1 that the state "
-                 f"{back} steps back receives {norms[-1] / norms[0]:.2g} of what the last state receives.", rate=rate)
+        return claim("reach.exploding", _("Left to right, after {epochs} epochs, it grows by {rate:.2f} per step back, "
+                                          "and clipping is what keeps such updates in bounds.").format(**at), rate=rate)
+    return claim("reach.stable", _("Left to right, after {epochs} epochs, it changes by {rate:.2f} per step back, close "
+                                   "enough to 1 that the state {back} steps back receives {share:.2g} of what the last "
+                                   "state receives.").format(**at), rate=rate)

@@ -137,8 +137,6 @@ for chart in lab.charts(r):
 
 
 ACTS = {
-    1: [(CODE, '# Act 1 is the Forecasting lab at its defaults, with the act\'s own window τ\n'
-               'S = dict(T=1000, n_train=600, tau=S["tau"], k=16, sigma=0.2, seed=0)')] + module_cells(forecasting),
     2: [(CODE, """from core.labs import tokens
 from core.text import corpus, ngrams
 
@@ -183,9 +181,18 @@ def section_of(page: str) -> str:
     return PAGES[page].module.SECTION
 
 
+def act_one_cells() -> list:
+    """Act 1: the Forecasting lab at its defaults, with the act's own window τ (its texts in the language in force,
+    so built when asked for)."""
+    return [(CODE, '# Act 1 is the Forecasting lab at its defaults, with the act\'s own window τ\n'
+                   'S = dict(T=1000, n_train=600, tau=S["tau"], k=16, sigma=0.2, seed=0)')] + module_cells(forecasting)
+
+
 def cells_of(page: str, act: int | None) -> list:
     """The recipe of a lab (its module's), or of one act of the chapter."""
-    return ACTS[act] if page == "chapter" else module_cells(PAGES[page].module)
+    if page == "chapter":
+        return act_one_cells() if act == 1 else ACTS[act]
+    return module_cells(PAGES[page].module)
 
 def pages_with_notebooks() -> list[str]:
     """Every lab (read from the registry each time) and the chapter."""
@@ -210,7 +217,7 @@ def build(page: str, values: dict | None = None, lang: str = DEFAULT):
     with speaking(check_lang(page, lang)):
         settings = settings_of(page, values)
         act = settings.get("act") if page == "chapter" else None
-        title = f"The chapter, act {act}" if act else _(PAGES[page].title)
+        title = _("The chapter, act {act}").format(act=act) if act else _(PAGES[page].title)
         section = PAGES["chapter"].module.SECTIONS[act] if act else section_of(page)
         nb_cells = header(title, section, settings_cell(page, settings))
         nb_cells += cells_of(page, act) + exercise_cells(page, act)
