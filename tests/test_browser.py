@@ -540,7 +540,7 @@ def test_the_language_follows_the_address_the_menu_the_switch_and_the_cookie(pag
         page.screenshot(path=str(shots_dir / "forecasting-zh.png"), full_page=True)
         sidebar.locator("[data-testid='stSidebarNav']").get_by_text("采样", exact=True).click()
         expect(page.get_by_role("heading", name=re.compile("采样"))).to_be_visible(timeout=30_000)
-        expect(page.get_by_text(re.compile("本页尚未翻译"))).to_be_visible()
+        expect(page.get_by_role("heading", name=re.compile("接下来是什么"))).to_be_visible(timeout=30_000)
         expect(page).to_have_url(re.compile(r"[?&]lang=zh(&|$)"), timeout=15_000)
         sidebar.get_by_text("English", exact=True).click()
         expect(page.get_by_role("heading", name=re.compile("Sampling"))).to_be_visible(timeout=30_000)

@@ -173,7 +173,7 @@ def delays_figure(r: Result) -> go.Figure:
                                  mode="markers",
                                  marker=dict(symbol="star", size=13, color=COLOURS[k]), showlegend=False))
     hline(fig, memory.CHANCE, _("chance"), color="gray")
-    style(fig, _("Final accuracy against the delay (stored sweep; ★ the run shown)"), _("delay D"), _("share right"),
+    style(fig, _("Final accuracy by delay (stored sweep; ★ this run)"), _("delay D"), _("share right"),
           height=360)
     fig.update_yaxes(range=[0, 1.05])
     return fig
