@@ -12,10 +12,12 @@ from core import classroom
 from core.exercises import types as core_ex
 from core.exercises.bank import BANK
 from core.figures import chart_text
+from core.i18n import _, ngettext, sentences
 from core.labs import Url, classroom as reports, controls_of
 from ui import class_tools, learner, url_state
 from ui.common import plain
 from ui.plots import show
+from ui.run_notice import status_word
 from ui.session import job_manager
 
 CONTROLS = controls_of("classroom")
@@ -61,28 +63,30 @@ def teacher_picks() -> None:
 
 def exercise_answers(attempts: list[dict], hints: list, learners: int, names: bool = True) -> None:
     first = classroom.first_attempts(attempts)           # restored answers are never in the class's answers
-    counts = {k: sum(exercise == k for _, exercise in first) for k in BANK}
+    counts = {k: sum(exercise == k for name, exercise in first) for k in BANK}
     latest = follow_the_class([a for a in attempts if a["source"] != classroom.RESTORE], counts)
     pick, follow = st.columns([3, 1], vertical_alignment="bottom")
     with pick:
         key = url_state.draw(CONTROLS["shown"], choices=list(BANK), default=latest,
-                             format_func=lambda k: f"{counts[k]} answered · {BANK[k].question[:70]}",
+                             format_func=lambda k: _("{n} answered · {question}").format(
+                                 n=counts[k], question=_(BANK[k].question)[:70]),
                              on_change=teacher_picks)
-    follow.button("Follow the class", key="class.follow", icon=":material/my_location:",
+    follow.button(_("Follow the class"), key="class.follow", icon=":material/my_location:",
                   disabled=not st.session_state.get(PICKED), on_click=lambda: st.session_state.update({PICKED: False}),
-                  help="Show whichever exercise was answered last, as answers arrive.")
+                  help=_("Show whichever exercise was answered last, as answers arrive."))
     ex = BANK[key]
     firsts = [a for (name, exercise), a in first.items() if exercise == key]
-    summary_text = reports.answers_summary(ex, firsts, learners, sum(e == key for _, e in hints), names)
+    summary_text = reports.answers_summary(ex, firsts, learners, sum(e == key for name, e in hints), names)
     other = {a["name"]: d for a in firsts if (d := reports.differs(a))}
     if other and names:
-        summary_text += " Checked with other settings than the exercise's own (the grade used the exercise's): " + \
-            "; ".join(f"{name}: " + ", ".join(f"{k}={v} (exercise: {own})" for k, (v, own) in d.items())
-                      for name, d in other.items()) + "."
+        each = _("; ").join(f"{name}: " + ", ".join(_("{key}={value} (exercise: {own})").format(key=k, value=v, own=own)
+                                                    for k, (v, own) in d.items()) for name, d in other.items())
+        summary_text = sentences(summary_text, _("Checked with other settings than the exercise's own (the grade used "
+                                                 "the exercise's): {each}.").format(each=each))
     if names:
-        st.markdown(f"**{plain(ex.question, 400)}**")
+        st.markdown(f"**{plain(_(ex.question), 400)}**")
     else:
-        st.subheader(plain(ex.question, 400), anchor=False)
+        st.subheader(plain(_(ex.question), 400), anchor=False)
     if firsts and not names:
         headline(ex, firsts, learners)
     figure = reports.answers_figure if names else reports.spread_figure   # drawn empty too: the first answer shows
@@ -92,11 +96,11 @@ def exercise_answers(attempts: list[dict], hints: list, learners: int, names: bo
 def headline(ex: core_ex.Exercise, firsts: list[dict], learners: int) -> None:
     """The projector's numbers, large: how many answered, how many right first time, the run's answer."""
     a, b, c = st.columns(3)
-    a.metric("Answered", f"{len(firsts)} of {learners}")
-    b.metric("Right first time", f"{sum(x['correct'] for x in firsts)}")
+    a.metric(_("Answered"), _("{n} of {learners}").format(n=len(firsts), learners=learners))
+    b.metric(_("Right first time"), f"{sum(x['correct'] for x in firsts)}")
     computed = firsts[0]["computed"]
-    c.metric("The run's answer", f"{float(computed):.4g}{' ' + ex.unit if ex.unit else ''}"
-             if ex.kind == core_ex.NUMBER else chart_text(computed, 40))
+    c.metric(_("The run's answer"), f"{float(computed):.4g}{' ' + _(ex.unit) if ex.unit else ''}"
+             if ex.kind == core_ex.NUMBER else chart_text(_(str(computed)), 40))
 
 
 def live_runs(info: classroom.ClassInfo) -> None:
@@ -111,16 +115,18 @@ def runs_going(runs: list[classroom.ClassRun]) -> None:
     going = [r for r in runs if r.status in ACTIVE]
     if not going:
         return
-    st.markdown(f"**Training or waiting now: {len(going)}**")
+    st.markdown(_("**Training or waiting now: {n}**").format(n=len(going)))
     for r in going:
         text, stop = st.columns([4, 1], vertical_alignment="center")
-        text.markdown(f"{plain(r.learner, 40)}: {plain(r.name, 60)}, {plain(r.status, 20)}, "
-                      f"{plain(r.config.get('epochs', '?'), 10)} epochs asked"
-                      + (f", epoch {r.history[-1].epoch} done" if r.history else ""))
-        if stop.button("Stop", key=f"class.stop.{r.run_key}", icon=":material/stop:",
-                       help="Stop this run: what it learnt so far is kept, and the next run in the queue starts."):
+        said = (_("{learner}: {run}, {status}, {epochs} epochs asked, epoch {epoch} done") if r.history else
+                _("{learner}: {run}, {status}, {epochs} epochs asked"))
+        text.markdown(said.format(learner=plain(r.learner, 40), run=plain(r.name, 60),
+                                  status=plain(status_word(r.status), 20), epochs=plain(r.config.get("epochs", "?"), 10),
+                                  epoch=r.history[-1].epoch if r.history else 0))
+        if stop.button(_("Stop"), key=f"class.stop.{r.run_key}", icon=":material/stop:",
+                       help=_("Stop this run: what it learnt so far is kept, and the next run in the queue starts.")):
             job_manager().stop_key(r.run_key)
-            st.toast(f"Asked {plain(r.learner, 40)}'s run to stop.", icon=":material/stop:")
+            st.toast(_("Asked {learner}'s run to stop.").format(learner=plain(r.learner, 40)), icon=":material/stop:")
 
 
 def class_runs(runs: list[classroom.ClassRun]) -> None:
@@ -129,72 +135,76 @@ def class_runs(runs: list[classroom.ClassRun]) -> None:
     runs_going(runs)
     shown = [r for r in runs if r.history]
     if not shown:
-        st.caption("No runs yet: runs a learner trains in the Training lab appear here.")
+        st.caption(_("No runs yet: runs a learner trains in the Training lab appear here."))
         return
     keys = summary.varying([r.config for r in shown])
     show(reports.runs_figure(shown), reports.runs_summary(shown), "class.runs")
     swept = [k for k in keys if summary.sweep_points(shown, k)]
     if swept:
-        key = st.radio("Against", swept, horizontal=True, key="class.sweep.key") if len(swept) > 1 else swept[0]
+        key = st.radio(_("Against"), swept, horizontal=True, key="class.sweep.key") if len(swept) > 1 else swept[0]
         points = summary.sweep_points(shown, key)
-        st.markdown(f"**Final validation perplexity against {plain(key, 40)}**: one point per learner (their latest "
-                    "run); lower is better.")
+        st.markdown(_("**Final validation perplexity against {key}**: one point per learner (their latest run); lower "
+                      "is better.").format(key=plain(key, 40)))
         show(reports.sweep_figure(points, key), reports.sweep_summary(points, key), "class.sweep")
 
 
 def teacher_view(info: classroom.ClassInfo) -> None:
     class_tools.watch(info)
     base = base_url()
-    st.header(f"Your class: {plain(info.name, 60)}")
-    st.markdown(f"Learners join with this link, or by typing the code **{info.join_code}** on the Class page" +
-                ("" if info.open else " (**joining is closed**: open it under 'Run the class')") + ":")
+    st.header(_("Your class: {name}").format(name=plain(info.name, 60)))
+    st.markdown((_("Learners join with this link, or by typing the code **{code}** on the Class page:") if info.open else
+                 _("Learners join with this link, or by typing the code **{code}** on the Class page (**joining is "
+                   "closed**: open it under 'Run the class'):")).format(code=info.join_code))
     st.code(f"{base}/classroom?{Url.JOIN}={info.join_code}", language=None, wrap_lines=True)
     class_tools.teacher_link(info, base)
-    st.button("Projector view", key="class.present", icon=":material/co_present:",
+    st.button(_("Projector view"), key="class.present", icon=":material/co_present:",
               on_click=lambda: st.query_params.update({Url.PRESENT: "1"}),
-              help="One exercise's answers, large, with no names and no key: for the screen at the front.")
+              help=_("One exercise's answers, large, with no names and no key: for the screen at the front."))
     attempts, hints = classroom.class_attempts(info.id), classroom.class_hints(info.id)
     assigned = classroom.assigned(info.id)
     histories = reports.run_histories(info)
     table = pd.DataFrame(reports.roster_rows(info, attempts, hints, histories, assigned), columns=reports.ROSTER_COLUMNS)
-    st.subheader("Roster")
-    st.caption((f"Scores count each learner's first attempt at the {len(assigned)} assigned exercises" if assigned
-                else f"Scores count each learner's first attempt at each of the {len(BANK)} exercises (assign some "
-                     "under 'Run the class' to score out of those)") +
-               ". 'Restored only': exercises whose only answers came from an uploaded progress file (regraded, but "
+    st.subheader(_("Roster"))
+    st.caption(sentences((_("Scores count each learner's first attempt at the {n} assigned exercises.") if assigned
+                          else _("Scores count each learner's first attempt at each of the {n} exercises (assign some "
+                                 "under 'Run the class' to score out of those).")).format(
+                             n=len(assigned) if assigned else len(BANK)), _(
+               "'Restored only': exercises whose only answers came from an uploaded progress file (regraded, but "
                "never a first attempt, so not in the score nor in the class's answers). 'Other settings': first "
                "attempts checked while the lab showed other settings than the exercise's own (the grade always uses "
                "the exercise's own). 'Figures shown': first attempts (at the assigned exercises) checked with the "
                "lab's figures and readings on the page, which may state the answer; an assignment link holds them "
-               "back until the first Check. This view redraws within a second of any answer.")
-    st.dataframe(table, hide_index=True, width="stretch")
-    st.subheader("Each exercise")
-    st.dataframe(pd.DataFrame(reports.overview_rows(info, attempts, hints, len(table), assigned)), hide_index=True,
-                 width="stretch",
-                 column_config={"exercise": st.column_config.TextColumn(width="large")})
-    st.caption("Time to answer: from the card the learner answered first appearing on their page to their first "
-               "Check, the median over those who answered.")
-    st.subheader("How the class answered")
+               "back until the first Check. This view redraws within a second of any answer.")))
+    st.dataframe(table.rename(columns=_), hide_index=True, width="stretch")
+    st.subheader(_("Each exercise"))
+    overview = pd.DataFrame(reports.overview_rows(info, attempts, hints, len(table), assigned),
+                            columns=reports.OVERVIEW_COLUMNS)
+    st.dataframe(overview.rename(columns=_), hide_index=True, width="stretch",
+                 column_config={_("exercise"): st.column_config.TextColumn(width="large")})
+    st.caption(_("Time to answer: from the card the learner answered first appearing on their page to their first "
+                 "Check, the median over those who answered."))
+    st.subheader(_("How the class answered"))
     exercise_answers(attempts, hints, len(table))
-    st.subheader("The class's training runs")
+    st.subheader(_("The class's training runs"))
     if any(r.status in ACTIVE for r in histories):
         st.fragment(run_every=RUNS_REFRESH_S)(live_runs)(info)
     else:
         class_runs(histories)
     d1, d2 = st.columns(2)   # the CSVs are written when clicked, not on every rerun
-    d1.download_button("Everything (.csv)", lambda: reports.export_csv(attempts, histories), "rnnlab-class.csv", "text/csv",
+    d1.download_button(_("Everything (.csv)"), lambda: reports.export_csv(attempts, histories), "rnnlab-class.csv", "text/csv",
                        icon=":material/download:", on_click="ignore")
-    d2.download_button("Gradebook (.csv)", lambda: reports.gradebook_csv(info, attempts, assigned), "rnnlab-gradebook.csv",
+    d2.download_button(_("Gradebook (.csv)"), lambda: reports.gradebook_csv(info, attempts, assigned), "rnnlab-gradebook.csv",
                        "text/csv", icon=":material/grading:", on_click="ignore",
-                       help="A row per learner, a column per exercise (1 right first time, 0 wrong, empty not "
-                            "answered), the total and what it is out of.")
-    st.subheader("Run the class")
-    with st.expander("Assign exercises, open or close joining, rename, remove, resume codes, reset", icon=":material/tune:"):
+                       help=_("A row per learner, a column per exercise (1 right first time, 0 wrong, empty not "
+                              "answered), the total and what it is out of."))
+    st.subheader(_("Run the class"))
+    with st.expander(_("Assign exercises, open or close joining, rename, remove, resume codes, reset"),
+                     icon=":material/tune:"):
         class_tools.assignment(info, base)
         class_tools.manage(info, list(table["learner"]))
-    with st.expander("Training limits: epochs a run, runs at once", icon=":material/speed:"):
+    with st.expander(_("Training limits: epochs a run, runs at once"), icon=":material/speed:"):
         class_tools.training_limits(info)
-    with st.expander("Hand out a sweep: each learner trains with another value", icon=":material/linear_scale:"):
+    with st.expander(_("Hand out a sweep: each learner trains with another value"), icon=":material/linear_scale:"):
         class_tools.sweep_builder(base)
     class_tools.drawn()
 
@@ -203,10 +213,11 @@ def projector_view(info: classroom.ClassInfo) -> None:
     """For the screen at the front: how to join, and one exercise's answers, large, with no names and no key."""
     class_tools.watch(info)
     st.header(plain(info.name, 60))
-    st.subheader(f"Join: {plain(base_url(), 80)}/classroom · code **{info.join_code}**", anchor=False)
+    st.subheader(_("Join: {url}/classroom · code **{code}**").format(url=plain(base_url(), 80), code=info.join_code),
+                 anchor=False)
     attempts, hints = classroom.class_attempts(info.id), classroom.class_hints(info.id)
     exercise_answers(attempts, hints, len(classroom.roster(info.id)), names=False)
-    st.button("Leave the projector view", key="class.unpresent", icon=":material/close_fullscreen:",
+    st.button(_("Leave the projector view"), key="class.unpresent", icon=":material/close_fullscreen:",
               on_click=lambda: st.query_params.pop(Url.PRESENT, None))
     class_tools.drawn()
 
@@ -214,10 +225,10 @@ def projector_view(info: classroom.ClassInfo) -> None:
 # --- starting and joining -----------------------------------------------------------------------------------
 
 def start_class() -> None:
-    st.subheader("Teachers: start a class")
+    st.subheader(_("Teachers: start a class"))
     with st.form("classroom.start"):
-        name = st.text_input("Class name", max_chars=classroom.NAME_MAX, placeholder="e.g. Year 12, Tuesday")
-        if st.form_submit_button("Start the class", icon=":material/groups:"):
+        name = st.text_input(_("Class name"), max_chars=classroom.NAME_MAX, placeholder=_("e.g. Year 12, Tuesday"))
+        if st.form_submit_button(_("Start the class"), icon=":material/groups:"):
             try:
                 info = classroom.create_class(name)
             except ValueError as exc:
@@ -231,17 +242,18 @@ def start_class() -> None:
 def join_form(code: str) -> None:
     info = classroom.class_by_code(code)
     if info is None:
-        st.error("No class has that code: check it with your teacher (8 letters and digits).", icon=":material/error:")
+        st.error(_("No class has that code: check it with your teacher (8 letters and digits)."),
+                 icon=":material/error:")
         return
     who = learner.current()
     if who is not None and who.class_id == info.id:
-        st.success(f"You are in {plain(info.name, 60)} as {plain(who.name, 60)}: your answers reach your teacher.",
-                   icon=":material/check_circle:")
+        st.success(_("You are in {name} as {who}: your answers reach your teacher.").format(
+            name=plain(info.name, 60), who=plain(who.name, 60)), icon=":material/check_circle:")
         return
-    st.subheader(f"Join {plain(info.name, 60)}")
+    st.subheader(_("Join {name}").format(name=plain(info.name, 60)))
     with st.form("classroom.join"):
-        name = st.text_input("Your name, as your teacher knows you", max_chars=classroom.NAME_MAX)
-        if st.form_submit_button("Join", icon=":material/login:"):
+        name = st.text_input(_("Your name, as your teacher knows you"), max_chars=classroom.NAME_MAX)
+        if st.form_submit_button(_("Join"), icon=":material/login:"):
             try:
                 token = classroom.join(info.join_code, name, token=who.token if who else None)
             except ValueError as exc:
@@ -253,7 +265,7 @@ def join_form(code: str) -> None:
 
 def main() -> None:
     url_state.page("classroom")
-    st.title("Class")
+    st.title(_("Class"))
     try:
         teaching = st.query_params.get(Url.TEACHER)
         info = class_tools.teacher_class()
@@ -261,7 +273,7 @@ def main() -> None:
             (projector_view if st.query_params.get(Url.PRESENT) else teacher_view)(info)
             return
         if teaching:
-            st.error("That teacher link does not open a class on this server.", icon=":material/error:")
+            st.error(_("That teacher link does not open a class on this server."), icon=":material/error:")
             return
         welcome()
     except classroom.StorageFault as exc:
@@ -275,14 +287,14 @@ def main() -> None:
 
 def welcome() -> None:
     code = st.query_params.get(Url.JOIN)
-    st.markdown("A class needs no accounts. A teacher starts one here and gets two links: a **join link** for the "
+    st.markdown(_("A class needs no accounts. A teacher starts one here and gets two links: a **join link** for the "
                 "learners and a private **teacher link** that shows who answered what, how their predictions "
                 "compared with the runs, and the class's training runs together. A learner joins with a name; "
-                "their answers and runs then reach the teacher. Nobody else sees them.")
+                "their answers and runs then reach the teacher. Nobody else sees them."))
     if code:
         join_form(code)
     else:
-        typed = st.text_input("Learners: your class code", max_chars=12, key="classroom.code")
+        typed = st.text_input(_("Learners: your class code"), max_chars=12, key="classroom.code")
         if typed:
             join_form(typed)
     start_class()

@@ -4,6 +4,7 @@ names, a sweep handed out in turn and read back as a chart, and a bad runs folde
 import csv
 import io
 import math
+import re
 
 import pytest
 
@@ -351,3 +352,29 @@ def test_a_class_s_training_limits_are_stated_kept_and_the_teacher_stops_a_run(r
     assert rerun_until(at, lambda a: any(b.label == "Delete" for b in a.button), 60)
     [b for b in at.button if b.label == "Delete"][0].click().run()   # AppTest's sessions share one id: tidy up
     assert not at.exception and not store.run_folder(key).exists()
+
+
+def test_the_teachers_view_and_the_projector_in_chinese_show_no_english_sentence(root):
+    """Issue 66: the teacher's view and the projector in Chinese; names, codes and keys stay as they are; the CSVs'
+    headers are the language's too."""
+    from test_i18n import CJK, english_words, page_texts
+    from core.i18n import speaking
+    from core.labs import classroom as reports
+    info, _, _ = _class_with_answers()
+    at = page("classroom", teacher=info.teacher_token, shown="gf_thirty", unknown={"lang": "zh"}).run()
+    assert not at.exception and any("你的班级" in h.value for h in at.header)
+    names = ("Ana", "Lovelace", "Ben", "Zephyr", "Tuesday", info.join_code, info.teacher_token, "/classroom")
+
+    def english(text: str) -> list:
+        for n in names:
+            text = text.replace(n, " ")
+        return english_words(re.sub(r"[A-Z0-9]{4}-[A-Z0-9]{4}", " ", text))   # a resume code
+    texts = page_texts(at) + [str(c) for d in at.dataframe for c in d.value.columns]
+    assert not {t[:80]: english(t) for t in texts if english(t)}
+    with speaking("zh"):   # AppTest formats the exercise picker's value in the test's own thread: in its language
+        at.button(key="class.present").click().run()
+    shown = page_texts(at)
+    assert any(CJK.search(t) for t in shown) and not {t[:80]: english(t) for t in shown if english(t)}
+    with speaking("zh"):
+        header = reports.gradebook_csv(info, C.class_attempts(info.id), set()).splitlines()[0]
+    assert header.startswith("学习者") and CJK.search(header.split(",")[-1])

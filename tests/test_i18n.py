@@ -185,7 +185,7 @@ def test_a_translated_page_in_chinese_shows_no_english_sentence_and_in_english_n
     zh.run()
     assert not zh.exception and zh.query_params.get("lang") in ("zh", ["zh"])
     texts = page_texts(zh) + [str(c) for d in zh.dataframe for c in d.value.columns]   # a table's headers too
-    assert len(texts) > 12
+    assert len(texts) > (6 if key == "classroom" else 12)   # the Class page's welcome is short
     left = {t[:80]: english_words(t) for t in texts if english_words(t)}
     assert not left, left
     en = page(key)
@@ -237,12 +237,11 @@ def test_the_chapters_act_one_and_the_sidebar_do_not_carry_one_language_into_ano
     assert not CJK.search(device_label())
 
 
-def test_an_untranslated_page_says_so_in_chinese():
-    left = [p.key for p in PAGES.values() if p.key not in TRANSLATED]
-    if not left:
-        pytest.skip("every page is translated")
-    untranslated = left[0]
-    at = page(untranslated, unknown={"lang": "zh"})
+def test_an_untranslated_page_says_so_in_chinese(monkeypatch):
+    """Every page is translated now; a page added later (here: Sampling taken off the list) says so in Chinese."""
+    import ui.lang
+    monkeypatch.setattr(ui.lang, "TRANSLATED", tuple(k for k in TRANSLATED if k != "sampling"))
+    at = page("sampling", unknown={"lang": "zh"})
     at.run()
     assert any("本页尚未翻译" in i.value for i in at.info)
     assert "zh" in LANGS and PAGES["forecasting"].title == "Forecasting"   # data stays English; the page translates it

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core.i18n import _
 from core import classroom
 from core.exercises.bank import BANK
 from core.labs import Url, controls_of
@@ -58,15 +59,15 @@ def damaged_records(fault: classroom.StorageFault) -> None:
     keys = [st.query_params.get(Url.TEACHER), *st.session_state.get(KEYS, {}).values(),
             *(v for k, v in (st.context.cookies or {}).items() if k.startswith(COOKIE_PREFIX))]
     if not any(classroom.is_token(k) and classroom.faults.teaches_in(fault.path, k) for k in keys):
-        st.caption("Only a teacher of a class in that file (from the browser that keeps their key) can set it aside "
-                   "here, or whoever runs the server, from the command line.")
+        st.caption(_("Only a teacher of a class in that file (from the browser that keeps their key) can set it aside "
+                   "here, or whoever runs the server, from the command line."))
         return
-    sure = st.checkbox("Yes: set the damaged file aside (kept, renamed beside it) and start fresh class records. "
-                       "Classes start again: learners join anew.", key="class.aside.sure")
-    if st.button("Set the damaged file aside", key="class.aside", icon=":material/inventory_2:", disabled=not sure):
+    sure = st.checkbox(_("Yes: set the damaged file aside (kept, renamed beside it) and start fresh class records. "
+                       "Classes start again: learners join anew."), key="class.aside.sure")
+    if st.button(_("Set the damaged file aside"), key="class.aside", icon=":material/inventory_2:", disabled=not sure):
         kept = classroom.faults.set_aside(fault.path)
-        st.success(f"Set aside as {plain(kept.name if kept else '', 120)}. Fresh class records start now: start "
-                   "your class again below.", icon=":material/check_circle:")
+        st.success(_("Set aside as {name}. Fresh class records start now: start your class again below.").format(
+            name=plain(kept.name if kept else "", 120)), icon=":material/check_circle:")
         st.query_params.clear()
 
 
@@ -111,12 +112,12 @@ def drawn() -> None:
 
 
 def teacher_link(info: classroom.ClassInfo, base: str) -> None:
-    with st.expander("Your teacher link (private: keep it, never project it)", icon=":material/key:"):
-        st.caption("This link is the only key to the class: bookmark it or keep it somewhere private. This browser "
+    with st.expander(_("Your teacher link (private: keep it, never project it)"), icon=":material/key:"):
+        st.caption(_("This link is the only key to the class: bookmark it or keep it somewhere private. This browser "
                    "remembers it, so this page's own address shows only the join code; on another computer, open "
-                   "the class with the link. Anyone with it sees and manages the class.")
+                   "the class with the link. Anyone with it sees and manages the class."))
         st.code(f"{base}/classroom?{Url.TEACHER}={info.teacher_token}", language=None, wrap_lines=True)
-        if st.button("Forget the key in this browser", key="class.forget_key", icon=":material/logout:"):
+        if st.button(_("Forget the key in this browser"), key="class.forget_key", icon=":material/logout:"):
             forget_key(info)
             st.query_params.clear()
             st.rerun()
@@ -139,14 +140,14 @@ def _try(work, message: str) -> None:
 def assignment(info: classroom.ClassInfo, base: str) -> set[str]:
     """The exercises assigned to the class (scores are out of them), with a link to hand out for each."""
     chosen = classroom.assigned(info.id)
-    picked = st.multiselect("Assigned exercises (scores are out of these; none: out of all)", list(BANK),
+    picked = st.multiselect(_("Assigned exercises (scores are out of these; none: out of all)"), list(BANK),
                             default=[k for k in BANK if k in chosen], key=f"class.assign.{sorted(chosen)}",
-                            format_func=lambda k: f"{lab_title(BANK[k].lab)}: {BANK[k].question[:70]}")
-    if set(picked) != chosen and st.button("Save the assignment", key="class.assign.save", icon=":material/save:"):
-        _try(lambda: classroom.assign(info.id, picked), f"{len(picked)} exercises assigned.")
+                            format_func=lambda k: f"{_(lab_title(BANK[k].lab))}: {_(BANK[k].question)[:70]}")
+    if set(picked) != chosen and st.button(_("Save the assignment"), key="class.assign.save", icon=":material/save:"):
+        _try(lambda: classroom.assign(info.id, picked), _("{n} exercises assigned.").format(n=len(picked)))
     if chosen:
-        st.caption("A link for each assigned exercise: it opens the lab set up for it, the exercise on top, the "
-                   "figures hidden until the learner checks (built as on the Exercises page).")
+        st.caption(_("A link for each assigned exercise: it opens the lab set up for it, the exercise on top, the "
+                   "figures hidden until the learner checks (built as on the Exercises page)."))
         st.code("\n".join(base + link(BANK[k], list(BANK[k].url)) for k in BANK if k in chosen), language=None,
                 wrap_lines=True)
     return chosen
@@ -155,31 +156,32 @@ def assignment(info: classroom.ClassInfo, base: str) -> set[str]:
 def manage(info: classroom.ClassInfo, names: list[str]) -> None:
     """Open or close joining, rename or remove a learner, read or renew their resume code, reset the class (each one
     confirmed)."""
-    opened = st.toggle("Open for joining", value=info.open, key=f"class.open.{info.open}",
-                       help="Closed: the join link and code refuse new learners; those in the class carry on.")
+    opened = st.toggle(_("Open for joining"), value=info.open, key=f"class.open.{info.open}",
+                       help=_("Closed: the join link and code refuse new learners; those in the class carry on."))
     if opened != info.open:
-        _try(lambda: classroom.set_open(info.id, opened), "Joining opened." if opened else "Joining closed.")
+        _try(lambda: classroom.set_open(info.id, opened), _("Joining opened.") if opened else _("Joining closed."))
     if not names:
-        st.caption("No learners yet: rename, remove and reset appear when someone has joined.")
+        st.caption(_("No learners yet: rename, remove and reset appear when someone has joined."))
         return
-    who = st.selectbox("Learner", names, key="class.who")
+    who = st.selectbox(_("Learner"), names, key="class.who")
     rename, remove = st.columns(2)
-    new = rename.text_input("New name", max_chars=classroom.NAME_MAX, key="class.new_name")
-    if rename.button("Rename", key="class.rename", icon=":material/edit:", disabled=not new):
-        _try(lambda: classroom.rename(info.id, who, new), "Renamed.")
-    sure = remove.checkbox(f"Yes, remove {plain(who, 40)} from the class", key="class.remove.sure")
-    if remove.button("Remove", key="class.remove", icon=":material/person_remove:", disabled=not sure):
-        _try(lambda: classroom.remove(info.id, who), "Removed: their answers stay theirs, out of this class.")
+    new = rename.text_input(_("New name"), max_chars=classroom.NAME_MAX, key="class.new_name")
+    if rename.button(_("Rename"), key="class.rename", icon=":material/edit:", disabled=not new):
+        _try(lambda: classroom.rename(info.id, who, new), _("Renamed."))
+    sure = remove.checkbox(_("Yes, remove {who} from the class").format(who=plain(who, 40)), key="class.remove.sure")
+    if remove.button(_("Remove"), key="class.remove", icon=":material/person_remove:", disabled=not sure):
+        _try(lambda: classroom.remove(info.id, who), _("Removed: their answers stay theirs, out of this class."))
     code = classroom.class_resume_codes(info.id).get(who)
-    st.caption(f"{plain(who, 40)}'s resume code: **{code}**. They type it to go on with their answers on another "
-               "device (no link carries it)." if code else f"{plain(who, 40)} gets a resume code when they next open "
-               "a page.")
-    if st.button("Give them a new resume code", key="class.resume", icon=":material/key:",
-                 help="For a learner who lost theirs or shared it: the old code stops working at once."):
-        _try(lambda: classroom.new_resume_code(info.id, who), "A new resume code: the old one no longer works.")
-    sure = st.checkbox(f"Yes, remove all {len(names)} learners (the class and its code stay)", key="class.reset.sure")
-    if st.button("Reset the class", key="class.reset", icon=":material/restart_alt:", disabled=not sure):
-        _try(lambda: classroom.reset(info.id), "The class is empty again.")
+    st.caption((_("{who}'s resume code: **{code}**. They type it to go on with their answers on another device (no "
+                  "link carries it).") if code else
+                _("{who} gets a resume code when they next open a page.")).format(who=plain(who, 40), code=code))
+    if st.button(_("Give them a new resume code"), key="class.resume", icon=":material/key:",
+                 help=_("For a learner who lost theirs or shared it: the old code stops working at once.")):
+        _try(lambda: classroom.new_resume_code(info.id, who), _("A new resume code: the old one no longer works."))
+    sure = st.checkbox(_("Yes, remove all {n} learners (the class and its code stay)").format(n=len(names)),
+                       key="class.reset.sure")
+    if st.button(_("Reset the class"), key="class.reset", icon=":material/restart_alt:", disabled=not sure):
+        _try(lambda: classroom.reset(info.id), _("The class is empty again."))
 
 
 def training_limits(info: classroom.ClassInfo) -> None:
@@ -187,17 +189,18 @@ def training_limits(info: classroom.ClassInfo) -> None:
     now = classroom.class_limits(info.id)
     with st.form("class.limits", border=False):
         a, b, c = st.columns(3)
-        epochs = a.number_input("Most epochs a run", 1, classroom.MOST_EPOCHS, now.epochs,
+        epochs = a.number_input(_("Most epochs a run"), 1, classroom.MOST_EPOCHS, now.epochs,
                                 key="class.limits.epochs")
-        each = b.number_input("Runs at once, each learner", 1, 50, now.per_learner, key="class.limits.each")
-        whole = c.number_input("Runs at once, the class (0: no limit)", 0, 500, now.per_class,
+        each = b.number_input(_("Runs at once, each learner"), 1, 50, now.per_learner, key="class.limits.each")
+        whole = c.number_input(_("Runs at once, the class (0: no limit)"), 0, 500, now.per_class,
                                key="class.limits.class",
-                               help="Training or waiting. The server trains a few at a time whatever this says; "
-                                    "the rest wait in its queue.")
-        if st.form_submit_button("Save the limits", icon=":material/save:"):
+                               help=_("Training or waiting. The server trains a few at a time whatever this says; "
+                                    "the rest wait in its queue."))
+        if st.form_submit_button(_("Save the limits"), icon=":material/save:"):
             _try(lambda: classroom.set_limits(info.id, classroom.Limits(int(epochs), int(each), int(whole))),
-                 "Training limits saved: the Training page states them to your learners.")
-    st.caption(f"Now: {now.words()}. A run already going is not cut short: stop it above if need be.")
+                 _("Training limits saved: the Training page states them to your learners."))
+    st.caption(_("Now: {limits}. A run already going is not cut short: stop it above if need be.").format(
+        limits=now.words()))
 
 
 SWEEPABLE = [n for n in FORM_SETTINGS if SETTINGS[n].kind in (int, float) or SETTINGS[n].choices]
@@ -205,10 +208,10 @@ SWEEPABLE = [n for n in FORM_SETTINGS if SETTINGS[n].kind in (int, float) or SET
 
 def sweep_builder(base: str) -> None:
     """A Training link that hands each learner who opens it the next value of one setting."""
-    name = st.selectbox("Setting to sweep", SWEEPABLE, index=SWEEPABLE.index("lr"), key="class.sweep.setting",
-                        format_func=lambda n: SETTINGS[n].label or n)
+    name = st.selectbox(_("Setting to sweep"), SWEEPABLE, index=SWEEPABLE.index("lr"), key="class.sweep.setting",
+                        format_func=lambda n: _(SETTINGS[n].label) or n)
     s = SETTINGS[name]
-    text = st.text_input("Values, in turn (comma-separated)", value="0.1, 0.3, 1, 2, 4" if name == "lr" else "",
+    text = st.text_input(_("Values, in turn (comma-separated)"), value="0.1, 0.3, 1, 2, 4" if name == "lr" else "",
                          key=f"class.sweep.values.{name}")
     if not text.strip():
         return
@@ -219,7 +222,7 @@ def sweep_builder(base: str) -> None:
         return
     preset = controls_of("training")["preset"]
     st.code(f"{base}/training?{preset.key}=tiny&{Url.SWEEP}={sweep.text()}", language=None, wrap_lines=True)
-    st.caption(f"The first learner to open it trains with {s.key} {sweep.values[0]}, the next with "
-               f"{sweep.values[1 % len(sweep.values)]}, and so on, starting again after the last; a learner keeps "
-               "their value on a reload. Their runs then meet in 'The class's training runs' above: final perplexity "
-               "against the value, one point per learner.")
+    st.caption(_("The first learner to open it trains with {key} {first}, the next with {second}, and so on, starting "
+                 "again after the last; a learner keeps their value on a reload. Their runs then meet in 'The class's "
+                 "training runs' above: final perplexity against the value, one point per learner.").format(
+        key=s.key, first=sweep.values[0], second=sweep.values[1 % len(sweep.values)]))

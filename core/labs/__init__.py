@@ -49,7 +49,7 @@ SECTIONS_ZH = {"9.1": "8.1 序列模型", "9.2": "8.2 文本预处理", "9.3": "
                "10.1": "9.2 长短期记忆网络（LSTM）", "10.2": "9.1 门控循环单元（GRU）"}
 # The pages whose every string is in the catalog (issue 66); the others show English, and say so in the language asked
 TRANSLATED = ("chapter", "forecasting", "tokens", "rnn_cell", "sampling", "gradient_flow", "gates", "training",
-              "exercises")
+              "classroom", "exercises")
 
 
 def citation(section: str) -> tuple[str, str]:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import plotly.graph_objects as go
 
-from core.i18n import N_
+from core.i18n import N_, _, listing, ngettext, sentences
 from core import classroom
 from core.classroom import summary
 from core.exercises import types as core_ex
@@ -29,7 +29,7 @@ BLURB = ""
 
 @dataclass(frozen=True)
 class Settings:
-    shown: str = setting("", "Exercise", "The exercise whose answers the chart shows.", widget="select",
+    shown: str = setting("", N_("Exercise"), N_("The exercise whose answers the chart shows."), widget="select",
                          url="show")                               # choices: the exercise bank
 
 
@@ -47,13 +47,14 @@ def choice_figure(ex: core_ex.Exercise, firsts: list[dict], height: int = 320) -
     counts = [sum(a["answer"] == o for a in firsts) for o in ex.options]
     fig = go.Figure(go.Bar(x=[chart_text(o) for o in ex.options], y=counts,
                            marker_color=[GREEN if o == computed else GREY for o in ex.options]))
-    fig = style(fig, None, "first answer (green: what the run computed)", "learners", height=height)
+    fig = style(fig, None, _("first answer (green: what the run computed)"), _("learners"), height=height)
     # whole learners: ticks at whole numbers from 0 (no "1.5 learners")
     return fig.update_yaxes(rangemode="tozero", tickformat=",d", dtick=1 if max(counts, default=0) <= 10 else None)
 
 
-def _unit(ex: core_ex.Exercise) -> str:
-    return f" ({ex.unit})" if ex.unit else ""
+def _answer_axis(ex: core_ex.Exercise) -> str:
+    return (_("first answer ({unit}); dashed: the run's value").format(unit=_(ex.unit)) if ex.unit else
+            _("first answer; dashed: the run's value"))
 
 
 def drawable(firsts: list[dict]) -> tuple[list[dict], list[dict]]:
@@ -67,13 +68,13 @@ def answers_figure(ex: core_ex.Exercise, firsts: list[dict]) -> go.Figure:
     """The class's first answers to one exercise against the value its run computed, one marker per learner."""
     if ex.kind == core_ex.CHOICE:
         return choice_figure(ex, firsts)
-    shown, _ = drawable(firsts)
+    shown = drawable(firsts)[0]
     fig = go.Figure(go.Scatter(x=[float(a["answer"]) for a in shown], y=[chart_text(a["name"]) for a in shown],
-                               mode="markers", name="first answers",
+                               mode="markers", name=_("first answers"),
                                marker=dict(size=11, color=[GREEN if a["correct"] else RED for a in shown])))
     if firsts:
         fig.add_vline(x=float(firsts[0]["computed"]), line_dash="dash", line_color=BLUE)
-    return style(fig, None, f"first answer{_unit(ex)}; dashed: the run's value", "learner",
+    return style(fig, None, _answer_axis(ex), _("learner"),
                  height=max(260, 40 + 28 * len(shown)))
 
 
@@ -81,16 +82,16 @@ def spread_figure(ex: core_ex.Exercise, firsts: list[dict]) -> go.Figure:
     """For the projector: the same answers with no names (a histogram of numbers, a bar per option), large."""
     if ex.kind == core_ex.CHOICE:
         return large(choice_figure(ex, firsts, height=520))
-    shown, _ = drawable(firsts)
+    shown = drawable(firsts)[0]
     values = [float(a["answer"]) for a in shown] + ([float(firsts[0]["computed"])] if firsts else [])
     lo, hi = (min(values), max(values)) if values else (0.0, 1.0)
     bins = dict(start=lo, end=hi + (hi - lo) / 20 if hi > lo else lo + 1, size=(hi - lo) / 20 if hi > lo else 1)
     fig = go.Figure([go.Histogram(x=[float(a["answer"]) for a in shown if bool(a["correct"]) == ok], name=name,
                                   marker_color=colour, xbins=bins)
-                     for ok, name, colour in ((True, "right", GREEN), (False, "not right", RED))])
+                     for ok, name, colour in ((True, _("right"), GREEN), (False, _("not right"), RED))])
     if firsts:
         fig.add_vline(x=float(firsts[0]["computed"]), line_dash="dash", line_color=BLUE, line_width=3)
-    fig = style(fig, None, f"first answer{_unit(ex)}; dashed: the run's value", "learners", height=520)
+    fig = style(fig, None, _answer_axis(ex), _("learners"), height=520)
     fig.update_layout(barmode="stack")
     return large(fig.update_yaxes(tickformat=",d", dtick=1 if len(shown) <= 10 else None, rangemode="tozero"))
 
@@ -104,21 +105,22 @@ def large(fig: go.Figure, size: int = 20) -> go.Figure:
 
 def answers_summary(ex: core_ex.Exercise, firsts: list[dict], learners: int, hinted: int, names: bool = True) -> str:
     if not firsts:
-        return f"No one of the {learners} learners has answered this one yet."
+        return _("No one of the {n} learners has answered this one yet.").format(n=learners)
     right = sum(a["correct"] for a in firsts)
-    text = (f"{len(firsts)} of {learners} learners answered; {right} right on their first attempt; "
-            f"{hinted} opened the hint.")
+    said = [_("{answered} of {n} learners answered; {right} right on their first attempt; {hinted} opened the "
+              "hint.").format(answered=len(firsts), n=learners, right=right, hinted=hinted)]
     computed = firsts[0]["computed"]
     if ex.kind == core_ex.NUMBER:
         mid = statistics.median(float(a["answer"]) for a in firsts)
-        text += f" The run computed {float(computed):.4g}; the median prediction was {mid:.4g}."
-        _, far = drawable(firsts)
+        said.append(_("The run computed {computed:.4g}; the median prediction was {median:.4g}.").format(
+            computed=float(computed), median=mid))
+        far = drawable(firsts)[1]
         if far:
-            text += (f" Too far out to draw ({len(far)}): " + "; ".join(
-                (f"{a['name']} " if names else "") + f"{float(a['answer']):.4g}" for a in far) + ".")
+            said.append(_("Too far out to draw ({n}): {answers}.").format(n=len(far), answers=_("; ").join(
+                (f"{a['name']} " if names else "") + f"{float(a['answer']):.4g}" for a in far)))
     else:
-        text += f" The run's answer: {computed}."
-    return text
+        said.append(_("The run's answer: {answer}.").format(answer=_(str(computed))))
+    return sentences(*said)
 
 
 def run_label(r: classroom.ClassRun, keys: list[str]) -> str:
@@ -131,10 +133,10 @@ def runs_figure(runs: list[classroom.ClassRun]) -> go.Figure:
     keys = summary.varying([r.config for r in runs])
     fig = go.Figure()
     for r in runs:
-        gone = " (diverged)" if r.status == summary.DIVERGED else ""
+        gone = _(" (diverged)") if r.status == summary.DIVERGED else ""
         fig.add_trace(go.Scatter(x=[row.epoch for row in r.history], y=[row.val_ppl for row in r.history],
                                  mode="lines+markers", name=chart_text(run_label(r, keys), 60) + gone))
-    fig = style(fig, None, "epoch", "validation perplexity", height=380, log_y=True)
+    fig = style(fig, None, _("epoch"), _("validation perplexity"), height=380, log_y=True)
     return fig.update_xaxes(dtick=1) if max((len(r.history) for r in runs), default=0) <= 12 else fig
 
 
@@ -145,15 +147,16 @@ def sweep_figure(points: list[summary.SweepPoint], key: str) -> go.Figure:
     kept = [p for p in points if not p.diverged]
     fig = go.Figure(go.Scatter(x=[p.value for p in kept], y=[p.ppl for p in kept], mode="markers+text",
                                text=[chart_text(p.learner, 20) for p in kept], textposition="top center",
-                               marker=dict(size=12, color=BLUE), name="final perplexity"))
+                               marker=dict(size=12, color=BLUE), name=_("final perplexity")))
     values = [p.value for p in points]
     log_x = min(values) > 0 and max(values) / min(values) >= 10
-    fig = style(fig, None, key, "final validation perplexity", height=380, log_y=True, log_x=log_x)
+    fig = style(fig, None, key, _("final validation perplexity"), height=380, log_y=True, log_x=log_x)
     for p in points:       # a diverged run: a line at its value (Plotly places a line by x, a label by log x)
         if p.diverged:
             fig.add_shape(type="line", xref="x", x0=p.value, x1=p.value, yref="y domain", y0=0, y1=1,
                           line=dict(dash="dot", color=RED))
-            fig.add_annotation(text=f"{chart_text(p.learner, 20)}: diverged", showarrow=False, font_color=RED,
+            fig.add_annotation(text=_("{learner}: diverged").format(learner=chart_text(p.learner, 20)),
+                               showarrow=False, font_color=RED,
                                xref="x", x=math.log10(p.value) if log_x else p.value, yref="y domain", y=1,
                                yanchor="bottom")
     if log_x:
@@ -165,16 +168,17 @@ def sweep_figure(points: list[summary.SweepPoint], key: str) -> go.Figure:
 
 def runs_summary(runs: list[classroom.ClassRun]) -> str:
     keys = summary.varying([r.config for r in runs])
-    return f"{len(runs)} run{'s' if len(runs) != 1 else ''}: " + "; ".join(
-        f"{run_label(r, keys)} " + (f"diverged after epoch {r.history[-1].epoch}" if r.status == summary.DIVERGED
-                                    else f"at {r.history[-1].val_ppl:.2f} after epoch {r.history[-1].epoch}")
-        for r in runs)
+    each = [(_("{run} diverged after epoch {epoch}") if r.status == summary.DIVERGED else
+             _("{run} at {ppl:.2f} after epoch {epoch}")).format(run=run_label(r, keys), epoch=r.history[-1].epoch,
+                                                                  ppl=r.history[-1].val_ppl) for r in runs]
+    return ngettext("{n} run: {each}", "{n} runs: {each}", len(runs)).format(n=len(runs), each=_("; ").join(each))
 
 
 def sweep_summary(points: list[summary.SweepPoint], key: str) -> str:
-    return (f"Final validation perplexity against {key}, each learner's latest run: " +
-            "; ".join(f"{p.learner} {p.value:g}: " + ("diverged" if p.diverged else f"{p.ppl:.2f}")
-                      for p in points) + ".")
+    each = [(_("{learner} {value:g}: diverged") if p.diverged else _("{learner} {value:g}: {ppl:.2f}")).format(
+        learner=p.learner, value=p.value, ppl=p.ppl) for p in points]
+    return _("Final validation perplexity against {key}, each learner's latest run: {each}.").format(
+        key=key, each=_("; ").join(each))
 
 
 ACTIVE = {str(s) for s in Status if s.active}   # a run still training or waiting
@@ -212,8 +216,11 @@ def differs(a: dict) -> dict:
     return {k: (v, own[k]) for k, v in a["settings"].items() if k in own and v and v != own[k]}
 
 
-ROSTER_COLUMNS = ["learner", "answered", "right first time", "out of", "score", "restored only", "attempts",
-                  "hints opened", "runs", "other settings", "figures shown"]
+ROSTER_COLUMNS = [N_("learner"), N_("answered"), N_("right first time"), N_("out of"), N_("score"),
+                  N_("restored only"), N_("attempts"), N_("hints opened"), N_("runs"), N_("other settings"),
+                  N_("figures shown")]   # the rows' keys (data); a page shows each through _()
+OVERVIEW_COLUMNS = [N_("exercise"), N_("lab"), N_("answered"), N_("right first time"), N_("opened the hint"),
+                    N_("median time to answer")]
 
 
 def roster_rows(info: classroom.ClassInfo, attempts: list[dict], hints: list, runs: list,
@@ -228,7 +235,7 @@ def roster_rows(info: classroom.ClassInfo, attempts: list[dict], hints: list, ru
         score = summary.score(firsts, list(BANK), assigned)
         rows.append({"learner": who.name, "answered": len(firsts), "right first time": score.right,
                      "out of": score.out_of, "score": score.text(), "restored only": len(restored),
-                     "attempts": len(mine), "hints opened": sum(n == who.name for n, _ in hints),
+                     "attempts": len(mine), "hints opened": sum(n == who.name for n, seen in hints),
                      "runs": sum(r.learner == who.name for r in runs),
                      "other settings": sum(bool(differs(a)) for a in firsts.values()),
                      "figures shown": sum(a.get("figures_shown") is True for ex, a in firsts.items()
@@ -243,31 +250,33 @@ def overview_rows(info: classroom.ClassInfo, attempts: list[dict], hints: list, 
     keys = [k for k in BANK if k in assigned] if assigned else list(BANK)
     rows = summary.overview(keys, classroom.first_attempts(attempts), hints, classroom.class_opened(info.id),
                             learners)
-    return [{"exercise": BANK[r["exercise"]].question[:80], "lab": title_of(BANK[r["exercise"]].lab),
+    return [{"exercise": _(BANK[r["exercise"]].question)[:80], "lab": _(title_of(BANK[r["exercise"]].lab)),
              "answered": r["answered"], "right first time": r["right first time"],
              "opened the hint": f"{100 * r['hint opened']:.0f}%",
              "median time to answer": "" if r["median seconds"] is None else
-             f"{r['median seconds'] / 60:.1f} min" if r["median seconds"] >= 90 else f"{r['median seconds']:.0f} s"}
+             _("{n:.1f} min").format(n=r["median seconds"] / 60) if r["median seconds"] >= 90 else
+             _("{n:.0f} s").format(n=r["median seconds"])}
             for r in rows]
 
 
 def export_csv(attempts: list[dict], runs: list) -> str:
     buf = io.StringIO()
     w = csv.writer(buf)
-    w.writerow(["learner", "exercise", "lab", "answer", "correct", "run's value", "hint opened", "after seeing the "
-                "solution", "source", "at (UTC)", "first attempt", "settings differing from the exercise's",
-                "figures on the page"])
+    w.writerow([_(h) for h in (N_("learner"), N_("exercise"), N_("lab"), N_("answer"), N_("correct"),
+                               N_("run's value"), N_("hint opened"), N_("after seeing the solution"), N_("source"),
+                               N_("at (UTC)"), N_("first attempt"), N_("settings differing from the exercise's"),
+                               N_("figures on the page"))])
     firsts = {id(a) for a in classroom.first_attempts(attempts).values()}
     for a in attempts:
         ex = BANK.get(a["exercise"])
         w.writerow([csv_cell(a["name"]), a["exercise"], ex.lab if ex else "", csv_cell(a["answer"]), a["correct"],
                     a["computed"], a["hint_seen"], a["after_solution"], a["source"], iso_time(a["at"]),
-                    id(a) in firsts, "; ".join(f"{k}={v}" for k, (v, _) in differs(a).items()),
+                    id(a) in firsts, "; ".join(f"{k}={v}" for k, (v, own) in differs(a).items()),
                     "" if a.get("figures_shown") is None else a["figures_shown"]])
     w.writerow([])
     keys = summary.varying([r.config for r in runs])
-    w.writerow(["learner", "run", "epoch", "train perplexity", "validation perplexity", "run ended", *keys,
-                "settings"])
+    w.writerow([*(_(h) for h in (N_("learner"), N_("run"), N_("epoch"), N_("train perplexity"),
+                                 N_("validation perplexity"), N_("run ended"))), *keys, _("settings")])
     for r in runs:
         every = "; ".join(f"{k}={v}" for k, v in r.config.items())
         for row in r.history:
@@ -283,7 +292,7 @@ def gradebook_csv(info: classroom.ClassInfo, attempts: list[dict], assigned: set
     names = [who.name for who in classroom.roster(info.id)]
     buf = io.StringIO()
     w = csv.writer(buf)
-    w.writerow(["learner", *keys, "total", "out of"])
+    w.writerow([_("learner"), *keys, _("total"), _("out of")])
     for row in summary.gradebook(names, keys, classroom.first_attempts(attempts)):
         w.writerow([csv_cell(row["learner"]), *("" if row[k] is None else row[k] for k in keys), row["total"],
                     row["out of"]])
