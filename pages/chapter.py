@@ -12,6 +12,7 @@ from core.text import readings as text_readings
 from core.lesson import passage, readings as lesson_readings, store as passage_store
 from core.i18n import N_, _, current, is_chinese, sentences
 from core.labs import BOOK_ZH, CHAPTERS_ZH, chapter, controls_of, forecasting, rnn_cell, tokens
+from core.nn import said
 from core.runs.record import HistoryRow, Status
 from ui import exercises, passage_run, shading, texts, url_state
 from ui.notebook import download_button
@@ -220,7 +221,7 @@ def live_run(baked: passage_store.Baked) -> None:
     if job.status == Status.QUEUED:
         queued_notice(job)   # its place in the queue and about when it starts, as in the Training lab
     elif job.status == Status.ERROR:
-        st.error(plain(job.message, 600), icon=":material/error:")
+        st.error(plain(said.words(job.message), 600), icon=":material/error:")
     elif rows:
         seconds = job.result.elapsed if job.result is not None else None
         state = _("training") if job.active else status_word(job.status)

@@ -9,6 +9,7 @@ import streamlit as st
 
 from core.i18n import _, current
 from core.labs import Url, controls_of, gates as lab
+from core.nn import said
 from core.nn.memory_store import COMMAND, Saved
 from core.runs.tasks import MEMORY
 from ui import exercises, url_state
@@ -115,7 +116,7 @@ def run_panel() -> None:
             st.rerun(scope="app")
         if job.status not in ("finished",):
             st.info(_("Your run ended ({status}): {message}").format(status=status_word(job.status),
-                                                                      message=plain(job.message, 300)),
+                                                                      message=plain(said.words(job.message), 300)),
                     icon=":material/info:")
         return
     st.session_state["gates.watching"] = job.id

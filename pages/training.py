@@ -13,6 +13,7 @@ import streamlit as st
 from core import classroom
 from core.i18n import N_, _, current
 from core.labs import Url, classroom as lab_classroom, controls_of, section_number, training as lab
+from core.nn import said
 from core.runs import saved
 from core.runs.tasks import LM
 from core.runs.config import DATA, FORM_GROUPS, FORM_SETTINGS, PRESETS, SETTINGS, Preset, config_overrides, \
@@ -203,13 +204,13 @@ def run_status(job) -> None:
             st.info(_("Stopping: the run ends after the step in progress and keeps everything learnt."),
                     icon=":material/hourglass_top:")
     elif job.status == Status.ERROR:
-        st.error(plain(job.message, 600), icon=":material/error:")
+        st.error(plain(said.words(job.message), 600), icon=":material/error:")
     elif job.status == Status.DIVERGED:
-        st.warning(plain(job.message, 600), icon=":material/error:")
-    else:
-        said = job.message if job.message.startswith(job.status) and status_word(job.status) == job.status else \
-            _("{status}: {message}").format(status=status_word(job.status), message=job.message)
-        st.success(plain(said, 600), icon=":material/check_circle:")
+        st.warning(plain(said.words(job.message), 600), icon=":material/error:")
+    else:   # a message that names its status first ("finished 10 epochs") is shown as it is, in the page's language
+        text = said.words(job.message) if job.message.startswith(job.status) else \
+            _("{status}: {message}").format(status=status_word(job.status), message=said.words(job.message))
+        st.success(plain(text, 600), icon=":material/check_circle:")
 
 
 POLL_SECONDS = 1.0          # how often a run's panel (curves, metrics, samples) is read again while it goes

@@ -245,3 +245,19 @@ def test_an_untranslated_page_says_so_in_chinese(monkeypatch):
     at.run()
     assert any("本页尚未翻译" in i.value for i in at.info)
     assert "zh" in LANGS and PAGES["forecasting"].title == "Forecasting"   # data stays English; the page translates it
+
+
+def test_a_runs_stored_message_is_said_in_the_readers_language():
+    """A run's message is stored in English by whoever trained it (core.nn.said) and shown in the reader's language:
+    every template, filled in, reads back as itself in English and as Chinese with the same values."""
+    from core.nn import said
+    import string
+    for key, template in said.TEMPLATES.items():
+        names = [f for _t, f, _s, _c in string.Formatter().parse(template) if f]
+        values = {n: (said.say("finished", epochs=7) if n == said.NESTED else "42") for n in names}
+        stored = said.say(key, **values)
+        assert said.words(stored) == stored, key
+        with speaking("zh"):
+            shown = said.words(stored)
+        assert CJK.search(shown) and not english_words(shown) and shown.count("42") == stored.count("42"), shown
+    assert said.words("CUDA out of memory") == "CUDA out of memory"     # a message from elsewhere stays as it is

@@ -23,6 +23,7 @@ from safetensors.torch import load as load_tensors, save as save_tensors
 from core.assets import ASSETS
 from core.tail import JsonLines
 from core.nn.memory import MemoryNet, Plan, Trained, train
+from core.nn import said
 
 COMMAND = "python -m core gates"
 BAKED = "gates_run.json"
@@ -178,8 +179,8 @@ def train_comparison(comparison: Comparison, out: str | Path, stop: threading.Ev
     if not runs:
         return None
     stopped = len(runs) < len(CELL_KINDS) or any(r.stopped for r in runs.values())
-    message = (f"stopped after {sum(r.steps[-1] for r in runs.values())} of {comparison.total_steps} steps; "
-               "everything learnt is kept") if stopped else ""
+    message = said.say("memory_stopped", steps=sum(r.steps[-1] for r in runs.values()),
+                       total=comparison.total_steps) if stopped else ""
     write(out, comparison, runs, "stopped" if stopped else "finished", message)
     return load(out)
 

@@ -33,6 +33,7 @@ from core.runs.tasks import LM
 from core.nn.device import cpu_threads
 from core.nn.models import clip_gradients, detach_state
 from core.text.corpus import load_corpus
+from core.nn import said
 
 VARIES = ("seed", "lr", "clip", "weight_decay", "optimizer", "lr_decay", "init", "sample_prefix", "sample_length",
           "sample_temperature")
@@ -212,8 +213,7 @@ class _Group:
                 p.grad = s.grad[i]
         norm = clip_gradients(run.params, run.config.clip) if run.config.clip > 0 else 0.0
         if not math.isfinite(norm):
-            self.stops[i] = Stop(Status.DIVERGED, f"diverged at step {run.step + 1} (gradient norm {norm}): "
-                                                  "lower the learning rate.")
+            self.stops[i] = Stop(Status.DIVERGED, said.say("diverged_norm", step=run.step + 1, norm=norm))
             run.good.restore()
             return
         run.opt.step()

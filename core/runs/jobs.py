@@ -31,6 +31,7 @@ from core.runs.config import TrainConfig
 from core.runs.job import Job, queue_eta
 from core.runs.launchers import Ended, Message, Reported, Saved
 from core.runs.record import Progress, Status
+from core.nn import said
 
 MODES = tuple(launchers.LAUNCHERS)
 REUSE_AFTER = (Status.FINISHED, Status.STOPPED, Status.DIVERGED, Status.TIME_LIMIT)
@@ -149,7 +150,7 @@ class JobManager:
             traceback.print_exc()
             for job in jobs:
                 if job.active:
-                    job.status, job.message = Status.ERROR, f"training failed: {exc}"
+                    job.status, job.message = Status.ERROR, said.say("failed", why=exc)
                     try:   # and in the store, so no other process waits for it
                         store.set_state(job.token, job.status, job.message)
                     except (OSError, ValueError):
@@ -236,8 +237,7 @@ class JobManager:
     def _stop_if_abandoned(self, job: Job) -> None:
         if not job.stop_event.is_set() and self.unwatched_for(job) > self.abandon_after:
             self._request_stop(job)
-            job.message = (f"stopped after {self.abandon_after:g} s with no one watching; everything learnt "
-                           "so far is kept")
+            job.message = said.say("abandoned", seconds=f"{self.abandon_after:g}")
 
     def _finished(self, job: Job, result) -> None:
         """The saved run into its Job, then its on_saved, once (a failure there, a class database it cannot write,
@@ -317,12 +317,11 @@ class JobManager:
     def _from_store(self, live: tasks.LiveRun, session_id: str) -> Job:
         if live.status == Status.QUEUED and time.time() - live.updated > self.abandon_after:
             # queues live in a web process's memory: this one's server has stopped since
-            live.status, live.message = Status.STOPPED, "it waited in the queue of a server that has since stopped"
+            live.status, live.message = Status.STOPPED, said.say("queue_gone")
             store.set_state(live.key, live.status, live.message)
         elif live.status == Status.RUNNING and time.time() - store.last_activity(live.key) > launchers.STALE_S:
             live.status = Status.ERROR   # nothing has written to it for long: its trainer is gone
-            live.message = (f"nothing new for {launchers.STALE_S:g} s: its trainer seems to be gone; the curve so far "
-                            "is kept")
+            live.message = said.say("curve_kept", message=said.say("stale", seconds=f"{launchers.STALE_S:g}"))
             store.set_state(live.key, live.status, live.message)
         job = Job(next(_ids), live.name, session_id, live.config, live.device, status=live.status,
                   message=live.message, token=live.key, progress=live.progress, watchers={session_id},
@@ -334,7 +333,7 @@ class JobManager:
                 job.result = job.kind.read_result(store.run_folder(live.key))
             except ValueError:
                 job.status = Status.ERROR
-                job.message = live.message or "the run ended before anything was saved; its curve is kept"
+                job.message = live.message or said.say("nothing_saved")
         with self.lock:
             self.jobs[job.id] = job
         if job.thread is not None:
@@ -346,7 +345,7 @@ class JobManager:
             launchers.follow(job.token, launchers.Elsewhere(), lambda message: self._on(job, message),
                              task=job.kind)
         except Exception as exc:  # a bug must not kill the server: report it on the page
-            job.status, job.message = Status.ERROR, f"following the run failed: {exc}"
+            job.status, job.message = Status.ERROR, said.say("follow_failed", why=exc)
 
     def eta(self, job: Job) -> float | None:
         """About how many seconds until a queued run starts (core.runs.job.queue_eta), from what trains now: one

@@ -24,6 +24,7 @@ from typing import Callable, Protocol
 
 from core.runs import store, tasks, worker
 from core.runs.record import Progress, Status
+from core.nn import said
 
 PROJECT = Path(__file__).resolve().parents[2]   # where `python -m core.runs.worker` is found
 FOLLOW_EVERY_S = 0.25                             # how often a followed run's folder is read
@@ -332,8 +333,7 @@ def follow(token: str, trainer: Trainer, on: Callable[[Message], None], every: f
         if status == Status.QUEUED:   # in another process's queue: no reports yet
             last_change = time.time()
         if why is not None or time.time() - last_change > stale_s:
-            message = (why or f"nothing new for {stale_s:g} s: its trainer seems to be gone") + \
-                "; the curve so far is kept"
+            message = said.say("curve_kept", message=why or said.say("stale", seconds=f"{stale_s:g}"))
             store.set_state(token, Status.ERROR, message)
             on(Ended(Status.ERROR, message))
             return

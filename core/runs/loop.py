@@ -29,6 +29,7 @@ from core.nn.optim import CosineSchedule, PlainAdamW, PlainSGD
 from core.nn.models import RNNLM, clip_gradients, detach_state, perplexity, stream_cross_entropy
 from core.nn.blocks import Blocks, eligible
 from core.nn.sampling import LanguageModel, sample
+from core.nn import said
 
 LN2 = math.log(2.0)
 SLOW_VALIDATION_S = 2.0   # a Stop skips the last validation pass when the one before took longer than this
@@ -139,9 +140,9 @@ def make_optimizer(params: list, config: TrainConfig, total_steps: int):
 def should_stop(config: TrainConfig, stop_event: threading.Event | None, started: float, step: int) -> Stop | None:
     """Stop asked by the learner, or the run's time limit reached."""
     if stop_event is not None and stop_event.is_set():
-        return Stop(Status.STOPPED, f"stopped by the learner at step {step}")
+        return Stop(Status.STOPPED, said.say("stopped_at", step=step))
     if config.max_seconds and time.perf_counter() - started > config.max_seconds:
-        return Stop(Status.TIME_LIMIT, f"stopped at the time limit ({config.max_seconds:g} s)")
+        return Stop(Status.TIME_LIMIT, said.say("time_limit", seconds=f"{config.max_seconds:g}"))
     return None
 
 
@@ -150,8 +151,7 @@ def diverged(loss_value: float, blowup: float, step: int) -> Stop | None:
     the stable log-softmax keeps the loss finite."""
     if math.isfinite(loss_value) and loss_value <= blowup:
         return None
-    return Stop(Status.DIVERGED, f"diverged at step {step + 1} (loss {loss_value}): lower the learning rate. "
-                            "The weights from the last good step are kept.")
+    return Stop(Status.DIVERGED, said.say("diverged_loss", step=step + 1, loss=loss_value))
 
 
 @torch.inference_mode()
@@ -266,13 +266,11 @@ class Run:
                     backward()
         except Interrupted:
             self.opt.zero_grad(set_to_none=True)
-            return math.nan, None, Stop(Status.STOPPED, f"stopped by the learner during step {self.step + 1} (that "
-                                                   "step abandoned; everything learnt before it kept)")
+            return math.nan, None, Stop(Status.STOPPED, said.say("stopped_during", step=self.step + 1))
         if stop is None:
             grad_norm = clip_gradients(self.params, self.config.clip) if self.config.clip > 0 else 0.0
             if not math.isfinite(grad_norm):
-                stop = Stop(Status.DIVERGED, f"diverged at step {self.step + 1} (gradient norm {grad_norm}): "
-                                        "lower the learning rate.")
+                stop = Stop(Status.DIVERGED, said.say("diverged_norm", step=self.step + 1, norm=grad_norm))
         if stop is not None:
             self.good.restore()
             return loss_value, state, stop
@@ -339,10 +337,10 @@ class Run:
 
     def finish(self, stop: Stop | None, keep_best: bool) -> TrainResult:
         status, message = (stop.status, stop.message) if stop else (Status.FINISHED,
-                                                                      f"finished {self.config.epochs} epochs")
+                                                                      said.say("finished", epochs=self.config.epochs))
         if keep_best and self.best.val_ce < math.inf:
             self.net.load_state_dict(self.best.weights)
-            message += f"; kept the best epoch ({self.best.epoch}) by validation loss"
+            message = said.say("kept_best", message=message, epoch=self.best.epoch)
         last = self.history[-1]
         # one clock reading for the last report and the result, so that the page's figures and the run's record
         # agree (the report's own writing, in a worker process, took up to a tenth of a second)

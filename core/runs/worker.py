@@ -20,6 +20,7 @@ import threading
 from pathlib import Path
 
 from core.runs.record import Status
+from core.nn import said
 
 STOP_POLL_S = 0.2   # how often a run looks for its stop file
 
@@ -86,7 +87,7 @@ def run(request: dict, stop: threading.Event | None = None, server_gone: threadi
         cfg = TrainConfig.from_dict(request["config"])
         data = prepare_data(cfg, request["text"])
         if stop.is_set():
-            state = {"status": Status.STOPPED, "message": "stopped before its first step: nothing was learnt yet"}
+            state = {"status": Status.STOPPED, "message": said.say("not_started")}
         else:
             result = train(cfg, data=data, stop_event=stop, on_progress=writer.write, helpers=helpers)
             _say_if_server_went(result, server_gone)
@@ -94,7 +95,7 @@ def run(request: dict, stop: threading.Event | None = None, server_gone: threadi
             state = {"status": result.status, "message": result.message}
         store.set_state(key, **state, root=root)
     except Exception as exc:  # reported on the page; the server itself is untouched
-        message = str(exc) if isinstance(exc, ValueError) else f"training failed: {exc!r}"
+        message = str(exc) if isinstance(exc, ValueError) else said.say("failed", why=repr(exc))
         state = {"status": Status.ERROR, "message": message}
         try:
             store.set_state(key, **state, root=root)
@@ -108,8 +109,7 @@ def run(request: dict, stop: threading.Event | None = None, server_gone: threadi
 def _say_if_server_went(result, server_gone: threading.Event | None) -> None:
     """A run stopped because the server that started it went away says so (its result keeps what it learnt)."""
     if server_gone is not None and server_gone.is_set() and result.status == Status.STOPPED:
-        result.message = (f"stopped when the server went away, after {result.final.step} steps; everything learnt "
-                          "is kept")
+        result.message = said.say("server_gone", steps=result.final.step)
 
 
 def run_group(request: dict, stop: threading.Event | None = None, server_gone: threading.Event | None = None) -> dict:
@@ -144,9 +144,9 @@ def run_group(request: dict, stop: threading.Event | None = None, server_gone: t
         data = prepare_data(configs[0], request["text"])
         train_group(configs, data=data, on_progress=[store.ProgressWriter(k, root).write for k in keys],
                     stop_events=stops, on_done=[saved(i) for i in range(len(keys))])
-        state = {"status": Status.FINISHED, "message": f"{len(keys)} runs trained together"}
+        state = {"status": Status.FINISHED, "message": said.say("together", n=len(keys))}
     except Exception as exc:  # reported on each page; the server itself is untouched
-        message = str(exc) if isinstance(exc, ValueError) else f"training failed: {exc!r}"
+        message = str(exc) if isinstance(exc, ValueError) else said.say("failed", why=repr(exc))
         state = {"status": Status.ERROR, "message": message}
         for i, key in enumerate(keys):
             if i not in ended:
@@ -168,7 +168,7 @@ def _run_other(request: dict, folder: Path, stop: threading.Event) -> dict:
     comparison = memory_store.Comparison.from_dict(request["config"])
     saved = memory_store.train_comparison(comparison, folder, stop, memory_store.ProgressWriter(folder).write)
     if saved is None:
-        return {"status": Status.STOPPED, "message": "stopped before its first step: nothing was learnt yet"}
+        return {"status": Status.STOPPED, "message": said.say("not_started")}
     return {"status": Status.parse(saved.status), "message": saved.message}
 
 
