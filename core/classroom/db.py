@@ -10,6 +10,7 @@ from contextlib import closing
 from pathlib import Path
 
 from core.classroom.faults import DAMAGED, READ_ONLY, StorageFault, check_once, fault
+from core.i18n import _
 
 DB_NAME = "classroom.sqlite3"
 MIGRATIONS = (
@@ -107,8 +108,8 @@ def write(root: Path | None, work):
                 raise (fault(exc, database(root)) or exc) from None
         if attempt + 1 < WRITE_TRIES:
             _pause(attempt)
-    raise ValueError("The class records are too busy to keep this just now (many answers at once): press the button "
-                     "again in a moment.")
+    raise ValueError(_("The class records are too busy to keep this just now (many answers at once): press the "
+                       "button again in a moment."))
 
 
 def connect(root: Path | None = None) -> sqlite3.Connection:
@@ -130,8 +131,8 @@ def connect(root: Path | None = None) -> sqlite3.Connection:
             if found is not None:
                 raise found from None
             if not _busy(exc):
-                raise StorageFault("The class records cannot be opened: the server's runs folder is not a folder "
-                                   "it can write to. Whoever runs this server sets it with RNNLAB_RUNS_DIR.",
+                raise StorageFault(_("The class records cannot be opened: the server's runs folder is not a folder "
+                                     "it can write to. Whoever runs this server sets it with RNNLAB_RUNS_DIR."),
                                    READ_ONLY, path) from None
             if attempt + 1 == WRITE_TRIES:
                 raise   # still busy: write() tries again, or says so in words
@@ -161,8 +162,8 @@ def migrate(conn: sqlite3.Connection) -> int:
     """Apply the migrations this database has not had yet, each in its own transaction; return the version."""
     version = conn.execute("PRAGMA user_version").fetchone()[0]
     if version > len(MIGRATIONS):
-        raise ValueError(f"The class records were written by a newer RNN Lab (schema {version}; this one knows "
-                         f"{len(MIGRATIONS)}).")
+        raise ValueError(_("The class records were written by a newer RNN Lab (schema {version}; this one knows "
+                           "{known}).").format(version=version, known=len(MIGRATIONS)))
     if version == len(MIGRATIONS):
         return version
     level, conn.isolation_level = conn.isolation_level, None    # transactions by hand while migrating

@@ -10,6 +10,8 @@ import sqlite3
 import time
 from pathlib import Path
 
+from core.i18n import _
+
 FULL, READ_ONLY, DAMAGED = "full", "read-only", "damaged"
 _CHECKED: dict[Path, tuple[int, bool]] = {}    # a records file -> (its inode, whether it passed the check)
 
@@ -23,12 +25,11 @@ class StorageFault(ValueError):
 
 
 def damaged(path: Path) -> StorageFault:
-    return StorageFault(
-        f"The class records file {path.name} (in the runs folder, RNNLAB_RUNS_DIR) is damaged: SQLite's integrity "
-        "check failed. Nothing is read from it or written into it any more, so no answer can land in a damaged "
-        "file. The teacher (or "
-        "whoever runs this server) sets it aside on the Class page, or with `python -m core classroom set-aside`: "
-        "it is kept, renamed, and fresh records start.", DAMAGED, path)
+    return StorageFault(_(
+        "The class records file {name} (in the runs folder, RNNLAB_RUNS_DIR) is damaged: SQLite's integrity check "
+        "failed. Nothing is read from it or written into it any more, so no answer can land in a damaged file. The "
+        "teacher (or whoever runs this server) sets it aside on the Class page, or with `python -m core classroom "
+        "set-aside`: it is kept, renamed, and fresh records start.").format(name=path.name), DAMAGED, path)
 
 
 def fault(exc: BaseException, path: Path) -> StorageFault | None:
@@ -37,13 +38,13 @@ def fault(exc: BaseException, path: Path) -> StorageFault | None:
     code = getattr(exc, "errno", None)
     name = getattr(exc, "sqlite_errorname", "") or ""
     if code in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG) or "full" in text or name.startswith("SQLITE_IOERR"):
-        return StorageFault("The server's disk is full (or failing, or this server may not write more), so the "
-                            "class records cannot keep anything new just now. Whoever runs this server frees some "
-                            "space.", FULL, path)
+        return StorageFault(_("The server's disk is full (or failing, or this server may not write more), so the "
+                              "class records cannot keep anything new just now. Whoever runs this server frees some "
+                              "space."), FULL, path)
     if code in (errno.EROFS, errno.EACCES, errno.EPERM) or "readonly" in text or "read-only" in text:
-        return StorageFault(f"The class records ({path.name} in the runs folder) cannot be written: the folder or "
-                            "the file is read-only. Whoever runs this server makes RNNLAB_RUNS_DIR writable.",
-                            READ_ONLY, path)
+        return StorageFault(_("The class records ({name} in the runs folder) cannot be written: the folder or the "
+                              "file is read-only. Whoever runs this server makes RNNLAB_RUNS_DIR writable.").format(
+            name=path.name), READ_ONLY, path)
     if isinstance(exc, sqlite3.DatabaseError) and any(w in text for w in ("malformed", "not a database", "corrupt")):
         forget(path, healthy=False)
         return damaged(path)

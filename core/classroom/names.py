@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import unicodedata
+from core.i18n import N_, _
 
 # Characters that draw nothing but are letters or symbols to Unicode (so no category check finds them), with
 # Unicode's default-ignorable code points (DerivedCoreProperties.txt): format controls, fillers, selectors.
@@ -60,24 +61,26 @@ def _in_emoji(name: str, i: int) -> bool:
     return False
 
 
-def check_display_name(name: object, what: str = "name", most: int = 40) -> str:
+def check_display_name(name: object, what: str = N_("name"), most: int = 40) -> str:
     """A display name: plain text of 1 to `most` characters, tidied (NFC, spaces as one), with something visible
     and no character that draws nothing or controls the text (outside an emoji sequence)."""
     if not isinstance(name, str):
-        raise ValueError(f"Type a {what}.")
+        raise ValueError(_("Type a {what}.").format(what=_(what)))
     name = " ".join(unicodedata.normalize("NFC", name).split())
     if not name:
-        raise ValueError(f"Type a {what}.")
+        raise ValueError(_("Type a {what}.").format(what=_(what)))
     if len(name) > most:
-        raise ValueError(f"A {what} has at most {most} characters.")
+        raise ValueError(_("A {what} has at most {most} characters.").format(what=_(what), most=most))
     for i, c in enumerate(name):
         if _ignorable(c) and not _in_emoji(name, i):
-            raise ValueError(f"A {what} cannot contain characters that cannot be seen or that control the text "
-                             f"(here U+{ord(c):04X} {unicodedata.name(c, 'unnamed')}): type it with visible letters.")
+            raise ValueError(_("A {what} cannot contain characters that cannot be seen or that control the text "
+                               "(here U+{code} {char}): type it with visible letters.").format(
+                what=_(what), code=f"{ord(c):04X}", char=unicodedata.name(c, "unnamed")))
         if unicodedata.category(c) in ("Cc", "Cs", "Co", "Cn"):
-            raise ValueError(f"A {what} cannot contain control characters (here U+{ord(c):04X}).")
+            raise ValueError(_("A {what} cannot contain control characters (here U+{code}).").format(
+                what=_(what), code=f"{ord(c):04X}"))
     if not any(unicodedata.category(c)[0] in "LNS" for c in name if not _ignorable(c)):
-        raise ValueError(f"Type a {what} that can be seen: at least one letter, digit or symbol.")
+        raise ValueError(_("Type a {what} that can be seen: at least one letter, digit or symbol.").format(what=_(what)))
     return name
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from core.classroom.names import check_display_name, looks_like
 from core.classroom.db import connect, write
+from core.i18n import N_, _
 
 NAME_MAX = 40
 _TOKEN = re.compile(r"[A-Za-z0-9_-]{20,64}")
@@ -39,7 +40,7 @@ class Learner:
     resume: str = ""     # their resume code ("" until they are given one: core.classroom.resume)
 
 
-def check_name(name: object, what: str = "name") -> str:   # core.checks.check_display_name, at most NAME_MAX
+def check_name(name: object, what: str = N_("name")) -> str:   # core.checks.check_display_name, at most NAME_MAX
     return check_display_name(name, what, NAME_MAX)
 
 
@@ -57,24 +58,24 @@ def normal_code(code: object) -> str | None:
 
 def draw_code() -> str:
     """Eight letters and digits that read aloud without doubt (a join code, a resume code)."""
-    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(8))
+    return "".join(secrets.choice(CODE_ALPHABET) for _pick in range(8))
 
 
 def with_fresh_code(root: Path | None, work, tries: int = 8):
     """write(root, work(conn, code)) with a newly drawn code, drawn again when another row has it already (31^8
     codes: it almost never does); any other refusal of the database goes to the caller."""
-    for _ in range(tries):
+    for _try in range(tries):
         code = draw_code()
         try:
             return write(root, lambda conn: work(conn, code))
         except sqlite3.IntegrityError as exc:
             if "join_code" not in str(exc) and "resume" not in str(exc):
                 raise
-    raise ValueError("No free code could be drawn just now: try again.")
+    raise ValueError(_("No free code could be drawn just now: try again."))
 
 
 def create_class(name: str, root: Path | None = None) -> ClassInfo:
-    name = check_name(name, "class name")
+    name = check_name(name, N_("class name"))
     teacher = secrets.token_urlsafe(24)
     cur, code = with_fresh_code(root, lambda conn, code: (conn.execute(
         "INSERT INTO classes (name, join_code, teacher_token, created) VALUES (?, ?, ?, ?)",
@@ -107,23 +108,25 @@ def join(code: str, name: str, root: Path | None = None, token: str | None = Non
     answers so far come along), else a new learner."""
     found = class_by_code(code, root)
     if found is None:
-        raise ValueError("No class has that code: check it with your teacher (8 letters and digits).")
+        raise ValueError(_("No class has that code: check it with your teacher (8 letters and digits)."))
     if not found.open:
-        raise ValueError(f"{found.name} is closed to new learners: ask your teacher to open it.")
+        raise ValueError(_("{name} is closed to new learners: ask your teacher to open it.").format(name=found.name))
     name = check_name(name)
     alone = learner(token, root) if token else None
     if alone is not None and alone.class_id is not None:
-        raise ValueError(f"You are already in {alone.class_name}: to join another class, press 'Not you? Forget "
-                         "me here' first.")
+        raise ValueError(_("You are already in {name}: to join another class, press '{forget}' first.").format(
+            name=alone.class_name, forget=_("Not you? Forget me here")))
     new = token if alone is not None else secrets.token_urlsafe(18)
 
     def work(conn, code):
         for (other,) in conn.execute("SELECT name FROM learners WHERE class_id = ? AND token != ?", (found.id, new)):
             if other == name:
-                raise ValueError(f"Someone in {found.name} already uses the name {name!r}: add an initial.")
+                raise ValueError(_("Someone in {name} already uses the name {taken}: add an initial.").format(
+                    name=found.name, taken=repr(name)))
             if looks_like(name, other):
-                raise ValueError(f"Someone in {found.name} is already called {other!r}, which reads the same as "
-                                 f"{name!r}: add an initial, or ask your teacher.")
+                raise ValueError(_("Someone in {name} is already called {other}, which reads the same as {typed}: add "
+                                   "an initial, or ask your teacher.").format(name=found.name, other=repr(other),
+                                                                              typed=repr(name)))
         if alone is not None:
             conn.execute("UPDATE learners SET class_id = ?, name = ? WHERE token = ?", (found.id, name, new))
         else:
@@ -132,7 +135,8 @@ def join(code: str, name: str, root: Path | None = None, token: str | None = Non
     try:
         with_fresh_code(root, work)
     except sqlite3.IntegrityError:
-        raise ValueError(f"Someone in {found.name} already uses the name {name!r}: add an initial.") from None
+        raise ValueError(_("Someone in {name} already uses the name {taken}: add an initial.").format(
+            name=found.name, taken=repr(name))) from None
     return new
 
 
@@ -158,7 +162,7 @@ def learner(token: str, root: Path | None = None) -> Learner | None:
 
 def _value(x) -> str:
     if isinstance(x, float) and not math.isfinite(x):
-        raise ValueError("An answer is a finite number or one of the options.")
+        raise ValueError(_("An answer is a finite number or one of the options."))
     return json.dumps(x)
 
 
@@ -246,6 +250,6 @@ def record_opened(token: str, exercise: str, root: Path | None = None) -> None:
     """When a learner first saw an exercise (the teacher's 'time to answer' runs from it); later views change
     nothing."""
     if not is_token(token):
-        raise ValueError("That is not a learner code.")
+        raise ValueError(_("That is not a learner code."))
     write(root, lambda conn: conn.execute("INSERT OR IGNORE INTO opened (learner, exercise, at) VALUES (?, ?, ?)",
                                           (token, exercise, time.time())))

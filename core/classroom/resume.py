@@ -9,6 +9,7 @@ from pathlib import Path
 
 from core.classroom.db import connect
 from core.classroom.records import is_token, normal_code, with_fresh_code
+from core.i18n import _
 
 def shown(code: str) -> str:
     """A code as a learner reads it: ABCD-EFGH."""
@@ -20,7 +21,7 @@ def _give(token: str, root: Path | None, keep: bool) -> str:
     def work(conn, code):
         row = conn.execute("SELECT resume FROM learners WHERE token = ?", (token,)).fetchone()
         if row is None:
-            raise ValueError("That learner is not in the class records (any more).")
+            raise ValueError(_("That learner is not in the class records (any more)."))
         if keep and row[0]:
             return row[0]
         conn.execute("UPDATE learners SET resume = ? WHERE token = ?", (code, token))
@@ -31,7 +32,7 @@ def _give(token: str, root: Path | None, keep: bool) -> str:
 def resume_code(token: str, root: Path | None = None) -> str:
     """This learner's resume code, given now if they have none yet (a learner from before codes existed)."""
     if not is_token(token):
-        raise ValueError("That is not a learner code.")
+        raise ValueError(_("That is not a learner code."))
     return _give(token, root, keep=True)
 
 
@@ -59,5 +60,5 @@ def new_resume_code(class_id: int, name: str, root: Path | None = None) -> str:
     with closing(connect(root)) as conn:
         row = conn.execute("SELECT token FROM learners WHERE class_id = ? AND name = ?", (class_id, name)).fetchone()
     if row is None:
-        raise ValueError(f"No one in this class is called {name!r} (any more).")
+        raise ValueError(_("No one in this class is called {name} (any more).").format(name=repr(name)))
     return shown(_give(row[0], root, keep=False))

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.settings import Setting, as_text
+from core.i18n import _
 
 MAX_VALUES = 12
 
@@ -28,23 +29,26 @@ def parse(text: object, settings: dict[str, Setting]) -> Sweep:
     """A sweep from its link text (KEY:v1,v2,...; spaces allowed), against a lab's declared settings by name.
     ValueError in words when the setting is not one of them or a value is not one it accepts."""
     if not isinstance(text, str) or ":" not in text:
-        raise ValueError("A sweep is written as a setting's name, a colon and its values, e.g. lr:0.1,0.3,1.")
-    key, _, rest = text.partition(":")
+        raise ValueError(_("A sweep is written as a setting's name, a colon and its values, e.g. lr:0.1,0.3,1."))
+    key, rest = text.partition(":")[::2]
     by_key = {s.key: s for s in settings.values()}
     s = by_key.get(key.strip())
     if s is None:
-        raise ValueError(f"This lab has no setting {key.strip()[:30]!r} to sweep; it has {', '.join(by_key)}.")
+        raise ValueError(_("This lab has no setting {key} to sweep; it has {keys}.").format(
+            key=repr(key.strip()[:30]), keys=", ".join(by_key)))
     raw = [v.strip() for v in rest.split(",") if v.strip()]
     if not raw:
-        raise ValueError("A sweep needs at least one value after the colon.")
+        raise ValueError(_("A sweep needs at least one value after the colon."))
     if len(raw) > MAX_VALUES:
-        raise ValueError(f"A sweep hands out at most {MAX_VALUES} values; this one has {len(raw)}.")
+        raise ValueError(_("A sweep hands out at most {most} values; this one has {n}.").format(most=MAX_VALUES,
+                                                                                                n=len(raw)))
     values = []
     for v in raw:
         try:
             values.append(as_text(s.check(s.parse(v))))
         except ValueError as exc:
-            raise ValueError(f"{v[:30]!r} is not a value of {s.label or s.name}: {exc}") from None
+            raise ValueError(_("{value} is not a value of {setting}: {why}").format(
+                value=repr(v[:30]), setting=_(s.label) or s.name, why=exc)) from None
     if len(set(values)) < len(values):
-        raise ValueError("Each value of a sweep appears once.")
+        raise ValueError(_("Each value of a sweep appears once."))
     return Sweep(s, tuple(values))
