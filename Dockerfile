@@ -23,6 +23,10 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     RNNLAB_RUNS_DIR=/runs \
     RNNLAB_CORPUS=/data
 
+# Chinese glyphs (issue 66) for anything that draws the pages inside the container: a headless browser's
+# screenshot or browser test run there (a learner's own browser uses its own fonts).
+RUN apt-get update && apt-get install -y --no-install-recommends fonts-noto-cjk && rm -rf /var/lib/apt/lists/*
+
 # /runs: the run store (mount a volume there to keep runs across restarts; compose shares one between its app
 # processes); /data: a folder that may hold timemachine.txt (else the app downloads it into its cache).
 RUN useradd --create-home --uid 10001 rnnlab && mkdir -p /runs /data /home/rnnlab/.cache/rnnlab \

@@ -9,6 +9,7 @@ import streamlit as st
 from core.i18n import _, current, sentences
 from core.labs import controls_of, rnn_cell as lab
 from core.nn import cell_demo, rnn_ref, verify
+from core.nn.verify.words import words as check_words
 from ui import exercises, url_state
 from ui.notebook import download_button
 from ui.common import cite, header, learner_errors, plain, show_source
@@ -131,7 +132,8 @@ def proof() -> None:
             passed=passed, failed=len(rows) - passed))
         st.caption(lab.largest_error_words(rows))
         check, error, tolerance, ok = _("check"), _("error"), _("tolerance"), _("passed")
-        st.dataframe(pd.DataFrame(rows, columns=[check, error, tolerance, ok]), hide_index=True, width="stretch",
+        shown = [(check_words(name), err, tol, passed) for name, err, tol, passed in rows]   # in the page's language
+        st.dataframe(pd.DataFrame(shown, columns=[check, error, tolerance, ok]), hide_index=True, width="stretch",
                      height=320, column_config={error: st.column_config.NumberColumn(format="%.2e"),
                                                 tolerance: st.column_config.NumberColumn(format="%.0e")})
 

@@ -201,3 +201,16 @@ def test_log_probabilities_written_over_the_logits_and_the_target_positions():
         at = target_positions(targets)
         assert torch.equal(torch.div(at, n, rounding_mode="floor"), targets)
         assert torch.equal(at % n, torch.arange(n))
+
+
+def test_every_checks_name_is_said_in_the_pages_language():
+    """Issue 66: the RNN cell page shows each check's name through a template of core.nn.verify.words: every name
+    and detail is matched (in English it reads back as itself), and in Chinese it is Chinese around its identifiers."""
+    import re
+    from core.i18n import speaking
+    from core.nn.verify import words
+    said = [s for r in RESULTS for s in (r.name, r.detail) if s and "== X W_xh" not in s]   # that one is all maths
+    assert all(words.known(s) for s in said)
+    assert all(words.words(s) == s for s in said)
+    with speaking("zh"):
+        assert all(re.search(r"[\u4e00-\u9fff]", words.words(s)) for s in said)
