@@ -77,6 +77,7 @@ st.markdown("<style id='rnnlab-styles'>[data-testid='stElementContainer']:has(#r
             "overflow-wrap: anywhere !important; } [data-testid='stTable'] th * { overflow-wrap: normal !important; }"
             "</style>", unsafe_allow_html=True)
 
+lang.streamlit_words()
 lang.switch()
 with st.sidebar:
     st.caption(_("Training device: **{device}**").format(device=device_label()))

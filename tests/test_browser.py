@@ -539,17 +539,22 @@ def test_the_language_follows_the_address_the_menu_the_switch_and_the_cookie(pag
         expect(page.get_by_text("单步预测均方误差（测试区间）")).to_be_visible()
         page.screenshot(path=str(shots_dir / "forecasting-zh.png"), full_page=True)
         sidebar.locator("[data-testid='stSidebarNav']").get_by_text("采样", exact=True).click()
-        expect(page.get_by_role("heading", name=re.compile("采样"))).to_be_visible(timeout=30_000)
+        expect(page.get_by_role("heading", level=1, name=re.compile("采样"))).to_be_visible(timeout=30_000)
         expect(page.get_by_role("heading", name=re.compile("接下来是什么"))).to_be_visible(timeout=30_000)
         expect(page).to_have_url(re.compile(r"[?&]lang=zh(&|$)"), timeout=15_000)
         sidebar.get_by_text("English", exact=True).click()
         expect(page.get_by_role("heading", name=re.compile("Sampling"))).to_be_visible(timeout=30_000)
         expect(page).not_to_have_url(re.compile(r"lang="), timeout=15_000)
         sidebar.get_by_text("中文", exact=True).click()
-        expect(page.get_by_role("heading", name=re.compile("采样"))).to_be_visible(timeout=30_000)
+        expect(page.get_by_role("heading", level=1, name=re.compile("采样"))).to_be_visible(timeout=30_000)
         expect(page).to_have_url(re.compile(r"[?&]lang=zh(&|$)"), timeout=15_000)
         page.goto(app_url + "/forecasting")              # a new visit, no lang= in the address: the cookie's
         expect(page.get_by_role("heading", name=re.compile("序列预测"))).to_be_visible(timeout=30_000)
         no_exception(page)
+        page.goto(app_url + "/tokens?lang=zh")          # Streamlit's own uploader words, in Chinese by a style
+        button = page.locator("[data-testid='stFileUploaderDropzone'] button p").first
+        expect(button).to_be_visible(timeout=30_000)
+        wait_until(lambda: "上传" in button.evaluate("e => getComputedStyle(e, '::after').content"),
+                   "the uploader's button never said 上传", page)
     finally:
         page.context.clear_cookies(name="rnnlab_lang")   # the other tests meet the app in English

@@ -66,3 +66,25 @@ def untranslated(page: str) -> None:
     if current() != DEFAULT and page not in TRANSLATED:
         st.info(_("This page is not translated yet: it is shown in English. Translated so far: {pages}.").format(
             pages=listing(_(PAGES[k].title) for k in TRANSLATED)), icon=":material/translate:")
+
+
+def streamlit_words() -> None:
+    """Streamlit's own words in its file uploader ("Upload", "5MB per file • TXT") have no setting
+    (streamlit/streamlit#13500): on a page in another language than English, a style puts the language's words in
+    their place. The limit is the server's own (server.maxUploadSize); the file types, each uploader's."""
+    if current() == DEFAULT:
+        return
+    limit = st.get_option("server.maxUploadSize")
+    rules = [_style("[data-testid='stFileUploaderDropzone'] button [data-testid='stMarkdownContainer'] p", _("Upload"),
+                    "0.9rem")]
+    for key, kind in (("tokens_upload", "TXT"), ("training_upload", "TXT"), ("exercises.restore", "JSON")):
+        rules.append(_style(f".st-key-{key.replace('.', '-')} [data-testid='stFileUploaderDropzoneInstructions'] span",
+                            _("at most {n} MB a file · {kind}").format(n=limit, kind=kind), "0.75rem"))
+    hide = "[data-testid='stElementContainer']:has(#rnnlab-words) { display: none; }"   # its own box takes no room
+    st.markdown(f"<style id='rnnlab-words'>{hide}{''.join(rules)}</style>", unsafe_allow_html=True)
+
+
+def _style(selector: str, words: str, size: str) -> str:
+    """A rule that hides an element's own text and shows `words` (our catalog's, quoted for CSS) in its place."""
+    quoted = words.replace("\\", "\\\\").replace("'", "\\'")
+    return f"{selector} {{ font-size: 0; }} {selector}::after {{ content: '{quoted}'; font-size: {size}; }}"
