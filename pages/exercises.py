@@ -32,7 +32,7 @@ def overview_table() -> pd.DataFrame:
                      c["tries"]: 0 if row is None else row.get("tries", 1),
                      **({c["assigned"]: _("yes") if key in assigned else ""} if assigned else {}),
                      c["lab"]: _(LAB_TITLES[ex.lab]),
-                     c["from"]: _("the book: {exercise}").format(exercise=ex.book) if ex.book else "RNN Lab"})
+                     c["from"]: _("the book: {exercise}").format(exercise=_(ex.book)) if ex.book else "RNN Lab"})
     return pd.DataFrame(rows)
 
 

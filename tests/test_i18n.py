@@ -185,6 +185,8 @@ def test_a_translated_page_in_chinese_shows_no_english_sentence_and_in_english_n
     zh.run()
     assert not zh.exception and zh.query_params.get("lang") in ("zh", ["zh"])
     texts = page_texts(zh) + [str(c) for d in zh.dataframe for c in d.value.columns]   # a table's headers too
+    texts += [v for d in zh.dataframe for col in d.value.columns for v in d.value[col] if isinstance(v, str)
+              and CJK.search(v)]                                # and its words (not its data: tokens, samples)
     assert len(texts) > (6 if key == "classroom" else 12)   # the Class page's welcome is short
     left = {t[:80]: english_words(t) for t in texts if english_words(t)}
     assert not left, left

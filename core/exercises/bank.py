@@ -168,7 +168,7 @@ BANK: dict[str, Exercise] = {e.key: e for e in (
              options=(maths.FADES, maths.KEEPS, maths.EXPLODES), other={"forget_bias": 0.0},
              other_label="forget-gate bias 0", url={"act": 5},
              book="the newer draft's Recurrent Neural Networks section, #5, its second half (v1.0's 9.4 asks "
-                  "only the first half, as #4)"),
+                  "only the first half, as #3)"),
 )}
 
 

@@ -54,9 +54,10 @@ def extract():
 
 def exercise_texts() -> list[str]:
     """What a learner reads of every exercise, from the bank itself (data, not code): a new exercise's question,
-    hint, options and other setting come into the catalog without marking."""
+    hint, options, other setting and book citation (each edition's numbering) come into the catalog without
+    marking."""
     from core.exercises.bank import BANK
-    return [t for ex in BANK.values() for t in (ex.question, ex.hint, *ex.options, ex.other_label) if t]
+    return [t for ex in BANK.values() for t in (ex.question, ex.hint, *ex.options, ex.other_label, ex.book) if t]
 
 
 def read(lang: str):

@@ -275,7 +275,7 @@ the LSTM's forget-gate bias to -3: its memory cell then starts by keeping σ(-3)
 training has to find the memory on its own.
 
 **The question it answers.** The newer draft of the book ends its RNN section's exercises by asking how later
-chapters address the fading gradient (its exercise 5, second half; v1.0's 9.4 asks only the first half, as #4).
+chapters address the fading gradient (its exercise 5, second half; v1.0's 9.4 asks only the first half, as #3).
 This lab answers it by experiment, with the cells of v1.0's 10.1 (LSTM) and 10.2 (GRU).
 
 **Why the gates help, measured.** The third chart is the gradient of the loss with respect to each step's input, by
