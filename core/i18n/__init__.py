@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import gettext
 import io
+import re
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
@@ -109,3 +110,21 @@ def sentences(*parts) -> str:
 def listing(parts) -> str:
     """Items of a list in a sentence: 'a, b, c' in English, 'a，b，c' in Chinese."""
     return LIST_GAP[current()].join(str(p) for p in parts)
+
+
+@functools.cache
+def _template_pattern(template: str) -> re.Pattern:
+    parts = re.split(r"\{(\w+)\}", template)
+    return re.compile("^" + "".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>.+?)" for i, p in enumerate(parts)) + "$",
+                      re.S)
+
+
+def reword(text: str, templates, part=lambda name, value: value) -> str | None:
+    """A text written in English from one of `templates` (filled in with str.format's plain {name} fields), said
+    again in the language in force: its template's translation, each field's value passed through part(name, value).
+    None when no template wrote it."""
+    for template in templates:
+        found = _template_pattern(template).match(text or "")
+        if found:
+            return _(template).format(**{k: part(k, v) for k, v in found.groupdict().items()})
+    return None

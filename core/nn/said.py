@@ -4,10 +4,7 @@ these templates filled in: say() writes it, words() finds which and says it agai
 message from elsewhere, such as an exception's text, stays as it is)."""
 from __future__ import annotations
 
-import re
-from functools import cache
-
-from core.i18n import N_, _
+from core.i18n import N_, reword
 
 TEMPLATES = {
     "finished": N_("finished {epochs} epochs"),
@@ -39,18 +36,7 @@ def say(key: str, **values) -> str:
     return TEMPLATES[key].format(**values)
 
 
-@cache
-def _pattern(template: str) -> re.Pattern:
-    parts = re.split(r"\{(\w+)\}", template)
-    regex = "".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>.+?)" for i, p in enumerate(parts))
-    return re.compile(f"^{regex}$", re.S)
-
-
 def words(message: str) -> str:
     """A stored message in the language in force: its template's translation, filled with the same values."""
-    for template in TEMPLATES.values():
-        found = _pattern(template).match(message or "")
-        if found:
-            values = {k: words(v) if k == NESTED else v for k, v in found.groupdict().items()}
-            return _(template).format(**values)
-    return message
+    said = reword(message, TEMPLATES.values(), lambda name, value: words(value) if name == NESTED else value)
+    return message if said is None else said

@@ -4,9 +4,8 @@ its parts (what is compared with what, the case in brackets) said in the languag
 from __future__ import annotations
 
 import re
-from functools import cache
 
-from core.i18n import N_, _
+from core.i18n import N_, _, reword
 
 TEMPLATES = (
     N_("forward: numpy reference == {phrase} [{case}]"),
@@ -49,13 +48,6 @@ PHRASES = (N_("the torch scratch loop (core.nn.cells.ScratchRNN)"), N_("torch.nn
 CASE_WORDS = {"one-hot": N_("one-hot"), "embed": N_("embed")}   # words inside a case's brackets
 
 
-@cache
-def _pattern(template: str) -> re.Pattern:
-    parts = re.split(r"\{(\w+)\}", template)
-    regex = "".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>.+?)" for i, p in enumerate(parts))
-    return re.compile(f"^{regex}$", re.S)
-
-
 def _part(key: str, value: str) -> str:
     if key == "phrase":
         return _(value) if value in PHRASES else value
@@ -66,13 +58,10 @@ def _part(key: str, value: str) -> str:
 
 def known(name: str) -> bool:
     """Whether a template says this name (or detail)."""
-    return any(_pattern(t).match(name or "") for t in TEMPLATES)
+    return reword(name, TEMPLATES) is not None
 
 
 def words(name: str) -> str:
     """A check's name (or its detail) in the language in force; a name no template matches, as it is."""
-    for template in TEMPLATES:
-        found = _pattern(template).match(name or "")
-        if found:
-            return _(template).format(**{k: _part(k, v) for k, v in found.groupdict().items()})
-    return name
+    said = reword(name, TEMPLATES, _part)
+    return name if said is None else said
