@@ -108,7 +108,8 @@ def test_a_helper_that_dies_part_way_loses_nothing(recorded):
 def test_validation_outside_a_run_gives_the_runs_numbers():
     data = prepare_data(BOOKISH, TEXT)
     result = loop.train(replace(BOOKISH, threads=2), data=data)
-    again = loop.evaluate(result.lm.net, data, BOOKISH, torch.device("cpu"))
+    cpu, net = torch.device("cpu"), result.lm.net
+    again = loop.evaluate(net, data, BOOKISH, cpu, path=loop.scoring_path(BOOKISH, net, cpu))
     assert again == result.history[-1].val_ce
 
 

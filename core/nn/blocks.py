@@ -101,12 +101,13 @@ class _Helper:
         self.grads = _shaped(grads, like)
         ask_r, self.ask = os.pipe()
         self.answer, answer_w = os.pipe()
+        flag = _StopFlag(stop)                             # the helper's view of the run's stop
         self.pid = os.fork()
         if self.pid == 0:                                  # the helper: serve blocks until told to quit
             try:
                 for fd in (*others, self.ask, self.answer):
                     os.close(fd)
-                self._serve(ask_r, answer_w, weights, _StopFlag(stop))
+                self._serve(ask_r, answer_w, weights, flag)
             finally:
                 os._exit(0)
         os.close(ask_r)

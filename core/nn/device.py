@@ -20,20 +20,8 @@ DEVICES = ("auto", "cpu", "cuda")
 
 def resolve_device(name: str = "auto") -> torch.device:
     """'auto' -> CUDA when a GPU is visible, else CPU; 'cuda' without a GPU raises ValueError."""
-    check_choice("device", name, DEVICES)
-    if name == "auto":
-        name = "cuda" if torch.cuda.is_available() else "cpu"
-    if name == "cuda" and not torch.cuda.is_available():
-        raise ValueError("device 'cuda' was asked for, but no CUDA GPU is visible to PyTorch here: "
-                         "choose 'cpu' or 'auto'.")
-    device = torch.device(name)
-    if device.type == "cuda":
-        # Same seed, same run on the same GPU; and full float32 in cuDNN's RNNs, whose matrix products would
-        # otherwise round their inputs to TF32 (10 bits of mantissa) and drift from the CPU's numbers by 1e-4
-        # and more. These models are far too small for TF32 to make them faster.
-        torch.backends.cudnn.deterministic = True
-        _full_float32()
-    return device
+    with run_device(name) as device:
+        return device
 
 
 def _full_float32() -> None:
@@ -57,17 +45,37 @@ def cpu_threads(n: int) -> Iterator[None]:
     """Within the block, torch's CPU threads are n (0: as they are). torch's count is one for the whole process,
     and a server trains exercise checks in several script threads at once: the count before the first open block
     comes back when the last one ends, whatever order they end in (overlapping blocks share the last count set)."""
-    n = check_int("threads", n, 0, 256)
-    if not n:
+    with run_device("cpu", n):
         yield
+
+
+@contextmanager
+def run_device(name: str = "auto", threads: int = 0) -> Iterator[torch.device]:
+    """A run's device ('auto': CUDA when a GPU is visible, else the CPU), and within the block its CPU threads as
+    cpu_threads sets them (none set on a GPU, nor for 0)."""
+    name, threads = check_choice("device", name, DEVICES), check_int("threads", threads, 0, 256)
+    if name == "auto":
+        name = "cuda" if torch.cuda.is_available() else "cpu"
+    if name == "cuda" and not torch.cuda.is_available():
+        raise ValueError("device 'cuda' was asked for, but no CUDA GPU is visible to PyTorch here: "
+                         "choose 'cpu' or 'auto'.")
+    device = torch.device(name)
+    if device.type == "cuda":
+        # Same seed, same run on the same GPU; and full float32 in cuDNN's RNNs, whose matrix products would
+        # otherwise round their inputs to TF32 (10 bits of mantissa) and drift from the CPU's numbers by 1e-4
+        # and more. These models are far too small for TF32 to make them faster.
+        torch.backends.cudnn.deterministic = True
+        _full_float32()
+    if device.type != "cpu" or not threads:
+        yield device
         return
     with _THREADS_LOCK:
         if not _THREADS_HELD["blocks"]:
             _THREADS_HELD["before"] = torch.get_num_threads()
         _THREADS_HELD["blocks"] += 1
-        torch.set_num_threads(n)
+        torch.set_num_threads(threads)
     try:
-        yield
+        yield device
     finally:
         with _THREADS_LOCK:
             _THREADS_HELD["blocks"] -= 1

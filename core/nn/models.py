@@ -57,11 +57,13 @@ class RNNLM(nn.Module):
     """Token embedding (or one-hot) -> recurrent layer(s) -> linear output layer."""
 
     def __init__(self, spec: ModelSpec):
+        if not isinstance(spec, ModelSpec):
+            raise ValueError("RNNLM is built from a ModelSpec.")
         super().__init__()
         self.spec = spec
         V, h, d = spec.vocab_size, spec.hidden_size, spec.embed_dim
         self.embedding = nn.Embedding(V, d) if d else None
-        self.cell: Cell = get_cell(spec.cell)
+        self.cell: Cell = CELLS[spec.cell]   # a name ModelSpec has checked
         self.rnn = self.cell.build(d or V, h, spec.num_layers, spec.dropout)
         self.drop = nn.Dropout(spec.dropout)
         self.head = nn.Linear(h, V)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import torch
 
-from core.nn.cells import get_cell
+from core.nn.cells import CELLS
 from core.nn.param_counts import model_parameters
 from core.runs.config import TrainConfig
 
@@ -146,8 +146,10 @@ class Plan:
 
 
 def plan_run(config: TrainConfig, vocab_size: int) -> Plan:
-    """The run's plan: the cell looked up once, every size from it."""
-    gates = get_cell(config.cell).gates
+    """The run's plan: every size from the settings and the vocabulary's size (a TrainConfig's cell is checked)."""
+    if not isinstance(config, TrainConfig):
+        raise ValueError("plan_run needs a TrainConfig.")
+    gates = CELLS[config.cell].gates
     return Plan(config, vocab_size, parameters(config, vocab_size, gates), chunk_windows(config, vocab_size),
                 largest_block(config, vocab_size, gates), estimate_bytes(config, vocab_size, gates))
 

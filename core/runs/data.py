@@ -15,7 +15,7 @@ import torch
 from core.checks import check_int
 from core.runs.config import TrainConfig
 from core.text.corpus import clean
-from core.text.tokens import CharVocab, bytes_per_token, train_bpe
+from core.text.tokens import build_vocab, bytes_per_token
 
 
 @dataclass
@@ -31,12 +31,6 @@ class Data:
     bytes_per_token: float = 1.0
     train_stream: torch.Tensor | None = None  # book split: the tokens the windows are cut from:
     val_stream: torch.Tensor | None = None    # train_x[w, t] = train_stream[w + t], val_x[w, t] = val_stream[w + t]
-
-
-def build_vocab(config: TrainConfig, text: str):
-    if config.tokenizer == "char":
-        return CharVocab.build(text)
-    return train_bpe(text, config.bpe_vocab)
 
 
 def _book_windows(config: TrainConfig, ids: torch.Tensor, vocab, cleaning: str) -> tuple[Data, torch.Tensor]:
@@ -68,7 +62,7 @@ def prepare_data(config: TrainConfig, raw_text: str) -> Data:
     if not isinstance(raw_text, str) or not raw_text.strip():
         raise ValueError("The training text is empty.")
     text = clean(raw_text, config.cleaning)
-    vocab = build_vocab(config, text)
+    vocab = build_vocab(text, config.tokenizer, config.bpe_vocab)
     ids = torch.as_tensor(vocab.encode(text), dtype=torch.long)
     cut = _book_windows if config.split == "book" else _whole_split
     data, val_ids = cut(config, ids, vocab, config.cleaning)

@@ -23,7 +23,7 @@ from core.runs.config import TrainConfig
 from core.runs.record import HistoryRow, Progress, RunRecord, Status
 from core.text.corpus import load_corpus
 from core.runs.data import Data, batches, book_windows, prepare_data, steps_per_epoch
-from core.nn.device import cpu_threads, resolve_device
+from core.nn.device import cpu_threads, run_device
 from core.nn.interrupt import Interrupted, interruptible
 from core.nn.optim import CosineSchedule, PlainAdamW, PlainSGD
 from core.nn.models import RNNLM, clip_gradients, detach_state, perplexity, stream_cross_entropy
@@ -69,33 +69,26 @@ def train(config: TrainConfig, text: str | None = None, on_progress: Callable[[P
     a Ray worker; the same numbers, see run_blocks)."""
     if not isinstance(config, TrainConfig):
         raise ValueError("train needs a TrainConfig.")
-    device = resolve_device(config.device)
-    with cpu_threads(config.threads if device.type == "cpu" else 0):
-        return _train(config, device, text, on_progress, stop_event, data, report_every, keep_best, helpers)
-
-
-def _train(config: TrainConfig, device: torch.device, text: str | None, on_progress, stop_event, data: Data | None,
-           report_every: float, keep_best: bool, helpers: bool) -> TrainResult:
-    """train's steps, on the device and CPU threads it chose: the data, the model, every epoch, the result."""
     try:
-        if data is None:
-            data = prepare_data(config, load_corpus() if text is None else text)
-        plan = plan_run(config, len(data.vocab))   # the sizes every step below uses, worked out once
-        check_fits(plan, device)
-        keep_freed_memory(plan.largest)
-        net = build_model(config, plan.vocab_size, device)
-        with run_blocks(plan, net, device, helpers) as blocks, cpu_threads(1 if blocks else 0):
-            run = Run(config, data, net, device, on_progress, report_every, stop_event, blocks, plan.chunk)
-            start_ce = run.cross_entropy("train")
-            run.record(0, start_ce)
-            run.report(0, start_ce)
-            order = torch.Generator().manual_seed(config.seed)   # the order of the minibatches
-            stop = None
-            for epoch in range(1, config.epochs + 1):
-                stop = run.epoch(epoch, order)
-                if stop is not None:
-                    break
-            return run.finish(stop, keep_best)
+        with run_device(config.device, config.threads) as device:
+            if data is None:
+                data = prepare_data(config, load_corpus() if text is None else text)
+            plan = plan_run(config, len(data.vocab))   # the sizes every step below uses, worked out once
+            check_fits(plan, device)
+            keep_freed_memory(plan.largest)
+            net = build_model(config, plan.vocab_size, device)
+            with run_blocks(plan, net, device, helpers) as blocks, cpu_threads(1 if blocks else 0):
+                run = Run(config, data, net, device, on_progress, report_every, stop_event, blocks, plan.chunk)
+                start_ce = run.cross_entropy("train")
+                run.record(0, start_ce)
+                run.report(0, start_ce)
+                order = torch.Generator().manual_seed(config.seed)   # the order of the minibatches
+                stop = None
+                for epoch in range(1, config.epochs + 1):
+                    stop = run.epoch(epoch, order)
+                    if stop is not None:
+                        break
+                return run.finish(stop, keep_best)
     finally:
         release_freed_memory()
 
@@ -123,8 +116,9 @@ def in_blocks(config: TrainConfig, net: RNNLM, device: torch.device) -> bool:
 
 def build_model(config: TrainConfig, vocab_size: int, device: torch.device) -> RNNLM:
     """Built and initialised on the CPU, then moved: a run starts from the same weights on every device."""
+    spec = config.spec(vocab_size)
     torch.manual_seed(config.seed)
-    net = RNNLM(config.spec(vocab_size))
+    net = RNNLM(spec)
     if config.init == "book":
         net.init_book()
     return net.to(device)
@@ -154,17 +148,22 @@ def diverged(loss_value: float, blowup: float, step: int) -> Stop | None:
     return Stop(Status.DIVERGED, said.say("diverged_loss", step=step + 1, loss=loss_value))
 
 
+def scoring_path(config: TrainConfig, net: RNNLM, device: torch.device) -> Blocks | RNNLM:
+    """What scores windows outside a run with the run's numbers: its batch blocks, in this process alone (the same
+    numbers as with their helpers), where the run has them; else the model."""
+    return Blocks(net, config.blocks) if in_blocks(config, net, device) else net
+
+
 @torch.inference_mode()
 def evaluate(net: RNNLM, data: Data, config: TrainConfig, device: torch.device, streams: int = 16,
              part: str = "val", path: Blocks | RNNLM | None = None, chunk: int = 0) -> float:
-    """Mean validation cross-entropy (nats per token). Book split: every window from a zero state, by the run's
-    path: the run's (its batch blocks with their helpers, or the model); by default the blocks in this process
-    alone, with the same numbers, where the run has them, else the model.
+    """Mean validation cross-entropy (nats per token). Book split: every window from a zero state, by `path`: the
+    run's (its batch blocks with their helpers, or the model; scoring_path outside a run).
     Whole split: the held-out text as `streams` parallel pieces, state carried across each.
     part="train" scores (up to 2,048 of) the book split's training windows instead (the start of a run).
     chunk: the windows a chunk holds (the run's plan; worked out here when 0)."""
-    if path is None:
-        path = Blocks(net, config.blocks) if in_blocks(config, net, device) else net
+    if config.split == "book" and not isinstance(path, (Blocks, RNNLM)):
+        raise ValueError("Scoring the book split's windows needs the run's path (core.runs.loop.scoring_path).")
     net.eval()
     total, count = 0.0, 0
     if config.split == "book":
