@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from core.nn.models import ModelSpec, RNNLM
+from core.nn import blocks
 from core.nn.blocks import Blocks, row_blocks
 from core.runs import loop
 from core.runs.config import PRESETS, TrainConfig
@@ -32,7 +33,7 @@ class Recorded(Blocks):
 @pytest.fixture
 def recorded(monkeypatch):
     Recorded.pids = []
-    monkeypatch.setattr(loop, "Blocks", Recorded)
+    monkeypatch.setattr(blocks, "Blocks", Recorded)   # the class core.nn.blocks.run_blocks opens for a run
     return Recorded
 
 

@@ -325,3 +325,18 @@ def test_a_saved_run_reaches_its_listener_once_from_its_follower_and_a_failing_l
     bad = manager.submit(TrainConfig(**SMALL), TEXT, "s2", on_saved=lambda key, run: 1 / 0)
     bad.thread.join(120)
     assert bad.status == "finished" and bad.result is not None and bad.result.history
+
+
+def test_the_plan_cuts_a_batch_into_blocks_on_the_book_split_only():
+    """The plan says how many blocks a batch is cut into and the token ids the largest block holds: a training batch
+    or a validation chunk, whichever has more windows, in `blocks` nearly equal parts (the first ones larger)."""
+    from dataclasses import replace
+    from core.runs import budget
+    from core.runs.config import PRESETS
+    book = PRESETS["book"].config           # 2 blocks; batches of 1,024 windows of 32 steps, 32 hidden units
+    plan = budget.plan_run(book, 28)        # a validation chunk: 2^21 numbers / (32 steps x 32 hidden) = 2,048
+    assert plan.blocks == 2 and plan.chunk == 2048 and plan.block_ids == 1024 * 32
+    odd = budget.plan_run(replace(book, blocks=3, batch_size=100, num_val=10), 28)
+    assert odd.chunk > 100 and odd.block_ids == math.ceil(odd.chunk / 3) * 32
+    whole = budget.plan_run(replace(book, split="whole", truncation="detach", blocks=3), 28)
+    assert whole.blocks == 1 and whole.block_ids == max(whole.chunk, 1024) * 32

@@ -40,6 +40,20 @@ def eligible(net, device: torch.device) -> bool:
     return net.fused_tokens(tokens) and net.spec.num_layers == 1 and net.spec.dropout == 0
 
 
+@contextlib.contextmanager
+def run_blocks(net, device: torch.device, blocks: int, capacity: int, helpers: bool = True):
+    """A run's batch blocks: `blocks` a batch, with a helper process for each block after the first up to this
+    process's CPU threads (none when helpers is False or RNNLAB_BLOCK_HELPERS=0: the same numbers in this process
+    alone); capacity: the token ids the largest block holds. None for one block, or a model they do not apply to
+    (eligible): the run computes its batches with the model itself."""
+    if blocks == 1 or not eligible(net, device):
+        yield None
+        return
+    helpers = helpers and os.environ.get("RNNLAB_BLOCK_HELPERS", "1") != "0"
+    with Blocks(net, blocks, torch.get_num_threads() if helpers else 1, capacity) as run:
+        yield run
+
+
 def row_blocks(rows: int, blocks: int) -> list[slice]:
     """rows cut into `blocks` contiguous blocks of nearly equal size (the first ones one larger); empty ones left
     out. Depends on the two numbers only, so every process cuts a batch the same way."""

@@ -136,22 +136,27 @@ def available_bytes(device: torch.device) -> int | None:
 class Plan:
     """What a run's settings come to once its text is tokenized, worked out once (plan_run) and passed down: the
     vocabulary's size, the model's parameters, the windows one validation chunk holds, the bytes of a step's
-    largest tensor and the run's estimated peak memory."""
+    largest tensor, the run's estimated peak memory, and the batch blocks: how many a batch is cut into (1: none,
+    as on the whole-corpus split) and the token ids the largest holds (a training batch's or a validation chunk's)."""
     config: TrainConfig
     vocab_size: int
     params: int
     chunk: int
     largest: int
     need: int
+    blocks: int = 1
+    block_ids: int = 0
 
 
 def plan_run(config: TrainConfig, vocab_size: int) -> Plan:
     """The run's plan: every size from the settings and the vocabulary's size (a TrainConfig's cell is checked)."""
     if not isinstance(config, TrainConfig):
         raise ValueError("plan_run needs a TrainConfig.")
-    gates = CELLS[config.cell].gates
-    return Plan(config, vocab_size, parameters(config, vocab_size, gates), chunk_windows(config, vocab_size),
-                largest_block(config, vocab_size, gates), estimate_bytes(config, vocab_size, gates))
+    gates, chunk = CELLS[config.cell].gates, chunk_windows(config, vocab_size)
+    blocks = config.blocks if config.split == "book" else 1
+    rows = -(-max(config.batch_size, chunk) // blocks)
+    return Plan(config, vocab_size, parameters(config, vocab_size, gates), chunk, largest_block(config, vocab_size, gates),
+                estimate_bytes(config, vocab_size, gates), blocks, rows * config.num_steps)
 
 
 def check_fits(plan: Plan, device: torch.device, share: float = 0.8) -> int:

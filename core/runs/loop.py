@@ -8,9 +8,7 @@ Settings: core.runs.config. Data: core.runs.data. Saved runs: core.runs.saved. C
 """
 from __future__ import annotations
 
-import contextlib
 import math
-import os
 import threading
 import time
 from dataclasses import dataclass
@@ -18,7 +16,7 @@ from typing import Callable
 
 import torch
 
-from core.runs.budget import Plan, check_fits, chunk_windows, keep_freed_memory, plan_run, release_freed_memory
+from core.runs.budget import check_fits, chunk_windows, keep_freed_memory, plan_run, release_freed_memory
 from core.runs.config import TrainConfig
 from core.runs.record import HistoryRow, Progress, RunRecord, Status
 from core.text.corpus import load_corpus
@@ -27,7 +25,7 @@ from core.nn.device import cpu_threads, run_device
 from core.nn.interrupt import Interrupted, interruptible
 from core.nn.optim import CosineSchedule, PlainAdamW, PlainSGD
 from core.nn.models import RNNLM, clip_gradients, detach_state, perplexity, stream_cross_entropy
-from core.nn.blocks import Blocks, eligible
+from core.nn.blocks import Blocks, eligible, run_blocks
 from core.nn.sampling import LanguageModel, sample
 from core.nn import said
 
@@ -66,7 +64,7 @@ def train(config: TrainConfig, text: str | None = None, on_progress: Callable[[P
 
     keep_best: end with the weights of the epoch with the lowest validation loss (early stopping).
     helpers: False computes every batch block in this process (a process with threads of its own to protect, such as
-    a Ray worker; the same numbers, see run_blocks)."""
+    a Ray worker; the same numbers, see core.nn.blocks.run_blocks)."""
     if not isinstance(config, TrainConfig):
         raise ValueError("train needs a TrainConfig.")
     try:
@@ -77,7 +75,7 @@ def train(config: TrainConfig, text: str | None = None, on_progress: Callable[[P
             check_fits(plan, device)
             keep_freed_memory(plan.largest)
             net = build_model(config, plan.vocab_size, device)
-            with run_blocks(plan, net, device, helpers) as blocks, cpu_threads(1 if blocks else 0):
+            with run_blocks(net, device, plan.blocks, plan.block_ids, helpers) as blocks, cpu_threads(1 if blocks else 0):
                 run = Run(config, data, net, device, on_progress, report_every, stop_event, blocks, plan.chunk)
                 start_ce = run.cross_entropy("train")
                 run.record(0, start_ce)
@@ -91,22 +89,6 @@ def train(config: TrainConfig, text: str | None = None, on_progress: Callable[[P
                 return run.finish(stop, keep_best)
     finally:
         release_freed_memory()
-
-
-@contextlib.contextmanager
-def run_blocks(plan: Plan, net: RNNLM, device: torch.device, helpers: bool = True):
-    """The run's batch blocks (core.nn.blocks), with a helper process for each block after the first up to the run's
-    CPU threads (none when helpers is False or RNNLAB_BLOCK_HELPERS=0: the same numbers in this process alone);
-    None for one block or a model they do not apply to (core.nn.blocks.eligible)."""
-    config = plan.config
-    if not in_blocks(config, net, device):
-        yield None
-        return
-    rows = max(config.batch_size, plan.chunk)
-    helpers = helpers and os.environ.get("RNNLAB_BLOCK_HELPERS", "1") != "0"
-    processes = torch.get_num_threads() if helpers else 1
-    with Blocks(net, config.blocks, processes, -(-rows // config.blocks) * config.num_steps) as blocks:
-        yield blocks
 
 
 def in_blocks(config: TrainConfig, net: RNNLM, device: torch.device) -> bool:
@@ -162,7 +144,7 @@ def evaluate(net: RNNLM, data: Data, config: TrainConfig, device: torch.device, 
     Whole split: the held-out text as `streams` parallel pieces, state carried across each.
     part="train" scores (up to 2,048 of) the book split's training windows instead (the start of a run).
     chunk: the windows a chunk holds (the run's plan; worked out here when 0)."""
-    if config.split == "book" and not isinstance(path, (Blocks, RNNLM)):
+    if config.split == "book" and path is None:
         raise ValueError("Scoring the book split's windows needs the run's path (core.runs.loop.scoring_path).")
     net.eval()
     total, count = 0.0, 0
