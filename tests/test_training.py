@@ -205,7 +205,7 @@ def test_the_memory_estimate_bounds_a_real_run():
     """The estimate is not below what a small run really allocates for its weights and activations."""
     from core.runs import budget
     cfg = TrainConfig(**{**SMALL, "hidden_size": 128, "batch_size": 16, "num_steps": 32})
-    net = T.build_model(cfg, 30, torch.device("cpu"))
+    net = cfg.model(30)
     weights = sum(p.numel() for p in net.parameters())
     assert budget.plan_run(cfg, 30).params == weights
     assert budget.plan_run(cfg, 30).need > 4 * weights * 5

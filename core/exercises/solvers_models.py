@@ -67,12 +67,12 @@ def untrained_perplexity(s: dict) -> Solution:
     from core.nn.models import perplexity
     from core.runs.config import PRESETS
     from core.nn.device import resolve_device
-    from core.runs.loop import build_model, evaluate, scoring_path
+    from core.runs.loop import evaluate, scoring_path
     cfg = replace(PRESETS["book"].config, num_train=s["windows"], num_val=100, epochs=1, hidden_size=s["h"],
                   seed=s.get("seed", 0))
     data, device = prepare_data(cfg, load_corpus()), resolve_device(cfg.device)
     V = len(data.vocab)
-    net = build_model(cfg, V, device)
+    net = cfg.model(V, device)
     start = perplexity(evaluate(net, data, cfg, device, part="train", path=scoring_path(cfg, net, device)))
     gap = abs(start - V) / V
     text = (_("Before the first step the perplexity on the training windows is {start:.3f}, against {V} for a "

@@ -12,7 +12,9 @@ from typing import Literal, Sequence
 from core.nn.cells import CELL_NAMES, CELLS
 from core.text.corpus import CLEANINGS
 from core.nn.device import DEVICES
-from core.nn.models import ModelSpec
+import torch
+
+from core.nn.models import ModelSpec, RNNLM
 from core.i18n import N_
 from core.settings import Setting, as_text, declared, setting, short
 
@@ -95,6 +97,16 @@ class TrainConfig:
 
     def spec(self, vocab_size: int) -> ModelSpec:
         return ModelSpec(vocab_size, self.hidden_size, self.cell, self.embed_dim, self.num_layers, self.dropout)
+
+    def model(self, vocab_size: int, device: torch.device | str = "cpu") -> RNNLM:
+        """The run's model before its first step: built from the seed and initialised on the CPU, then moved, so a
+        run starts from the same weights on every device."""
+        spec = self.spec(vocab_size)
+        torch.manual_seed(self.seed)
+        net = RNNLM(spec)
+        if self.init == "book":
+            net.init_book()
+        return net.to(device)
 
     def to_dict(self) -> dict:
         return asdict(self)

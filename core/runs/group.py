@@ -27,7 +27,7 @@ from torch.nn import functional as F
 
 from core.runs.config import TrainConfig
 from core.runs.data import Data, batches, prepare_data
-from core.runs.loop import SLOW_VALIDATION_S, Run, Stop, TrainResult, build_model, diverged, should_stop
+from core.runs.loop import SLOW_VALIDATION_S, Run, Stop, TrainResult, diverged, should_stop
 from core.runs.record import Status
 from core.runs.tasks import LM
 from core.nn.device import cpu_threads
@@ -114,7 +114,7 @@ def train_group(configs: list[TrainConfig], text: str | None = None, data: Data 
                                          for v in (on_progress, stop_events, on_done))
     with cpu_threads(configs[0].threads):
         data = data or prepare_data(configs[0], load_corpus() if text is None else text)
-        nets = [build_model(c, len(data.vocab), torch.device("cpu")) for c in configs]
+        nets = [c.model(len(data.vocab)) for c in configs]
         stack = Stack.of(nets)
         runs = [Run(c, data, n, torch.device("cpu"), p, report_every, s)
                 for c, n, p, s in zip(configs, nets, on_progress, stop_events)]

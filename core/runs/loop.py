@@ -74,7 +74,7 @@ def train(config: TrainConfig, text: str | None = None, on_progress: Callable[[P
             plan = plan_run(config, len(data.vocab))   # the sizes every step below uses, worked out once
             check_fits(plan, device)
             keep_freed_memory(plan.largest)
-            net = build_model(config, plan.vocab_size, device)
+            net = config.model(plan.vocab_size, device)
             with run_blocks(net, device, plan.blocks, plan.block_ids, helpers) as blocks, cpu_threads(1 if blocks else 0):
                 run = Run(config, data, net, device, on_progress, report_every, stop_event, blocks, plan.chunk)
                 start_ce = run.cross_entropy("train")
@@ -94,16 +94,6 @@ def train(config: TrainConfig, text: str | None = None, on_progress: Callable[[P
 def in_blocks(config: TrainConfig, net: RNNLM, device: torch.device) -> bool:
     """Whether the run computes its batches in blocks: more than one asked for, the book split, a model they fit."""
     return config.blocks > 1 and config.split == "book" and eligible(net, device)
-
-
-def build_model(config: TrainConfig, vocab_size: int, device: torch.device) -> RNNLM:
-    """Built and initialised on the CPU, then moved: a run starts from the same weights on every device."""
-    spec = config.spec(vocab_size)
-    torch.manual_seed(config.seed)
-    net = RNNLM(spec)
-    if config.init == "book":
-        net.init_book()
-    return net.to(device)
 
 
 def make_optimizer(params: list, config: TrainConfig, total_steps: int):
