@@ -167,6 +167,26 @@ def runs_restore_the_process_count(before: int) -> None:
     assert torch.get_num_threads() == before
 
 
+def test_a_runs_device_and_threads_are_checked_and_set_together():
+    """run_device: the device a run asks for, checked with its threads before either is used; the threads within
+    the block, on the CPU only, and the count before it back after."""
+    from core.nn.device import DEVICES, resolve_device, run_device
+    before = torch.get_num_threads()
+    for name, threads, what in (("gpu", 1, "device"), ("cpu", -1, "threads"), ("auto", 1.5, "threads")):
+        with pytest.raises(ValueError, match=what), run_device(name, threads):
+            pass
+    assert torch.get_num_threads() == before
+    with run_device("cpu", 1) as device:
+        assert device == torch.device("cpu") and torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
+    with run_device("auto") as device:
+        assert device == resolve_device("auto") and torch.get_num_threads() == before
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="no CUDA GPU"), run_device("cuda", 1):
+            pass
+    assert "cuda" in DEVICES
+
+
 def test_the_last_report_and_the_result_give_the_same_time_and_speed():
     """A worker writes each report to a file; the result used to read the clock after the last one was written,
     so the page's figures (from the report) and the runs table (from the result) disagreed by that write."""
