@@ -31,6 +31,15 @@ def walk(page: str, names: list[str], base=None) -> list:
     return [dataclasses.replace(base, **{n: v}) for n in names for v in values_of(controls[n])]
 
 
+def sweep_points(page) -> list:
+    """The settings a lab's claims are checked at: each control walked over its range from the rule book's BASE (or
+    the defaults), then the settings the issues named; each setting once (every control's walk passes the base)."""
+    book = rule_book(page.key)
+    points = walk(page.key, list(controls_of(page.key)), getattr(book, "BASE", None)) + \
+        [page.settings(**v) for v in book.NAMED]
+    return list({repr(s): s for s in points}.values())
+
+
 def module_labs() -> list:
     """The labs built as one module (core/labs/<key>.py), from the registry, that the sweep walks: all but those
     whose computation is a training run (TRAINS) and whose rule book names no cheap BASE to walk each control from

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from claims_sweep import check_module_lab, module_labs, rule_book, walk
+from claims_sweep import check_module_lab, module_labs, sweep_points
 from conftest import corpus_path
 from core.labs import CHAPTER_ACTS, LABS, PAGES, controls_of
 from core.labs.gradient_flow import Settings as GradientFlow
@@ -37,9 +37,7 @@ def test_every_module_lab_over_every_control(page):
     tests/test_lab_<key>.py."""
     if page.corpus_charts and corpus_path() is None:
         pytest.skip("needs The Time Machine")
-    book = rule_book(page.key)
-    points = walk(page.key, list(controls_of(page.key)), getattr(book, "BASE", None)) + \
-        [page.settings(**v) for v in book.NAMED]
+    points = sweep_points(page)
     kinds, refused = set(), 0
     for s in points:
         claims = check_module_lab(page, s)
