@@ -92,6 +92,12 @@ def chunk_windows(config: TrainConfig, vocab_size: int) -> int:
     return max(1, EVAL_NUMBERS // (config.num_steps * max(vocab_size, config.hidden_size)))
 
 
+def batch_blocks(config: TrainConfig) -> int:
+    """How many blocks a batch is cut into (core.nn.blocks): the config's on the book split, where every window
+    starts from a zero state; 1 (none) on the whole-corpus split."""
+    return config.blocks if config.split == "book" else 1
+
+
 def batch_windows(config: TrainConfig) -> int:
     """Windows in a training step's batch (the book split has no more than its training windows)."""
     return min(config.batch_size, config.num_train) if config.split == "book" else config.batch_size
@@ -152,11 +158,11 @@ def plan_run(config: TrainConfig, vocab_size: int) -> Plan:
     """The run's plan: every size from the settings and the vocabulary's size (a TrainConfig's cell is checked)."""
     if not isinstance(config, TrainConfig):
         raise ValueError("plan_run needs a TrainConfig.")
-    gates, chunk = CELLS[config.cell].gates, chunk_windows(config, vocab_size)
-    blocks = config.blocks if config.split == "book" else 1
+    gates, chunk, blocks = CELLS[config.cell].gates, chunk_windows(config, vocab_size), batch_blocks(config)
     rows = -(-max(config.batch_size, chunk) // blocks)
-    return Plan(config, vocab_size, parameters(config, vocab_size, gates), chunk, largest_block(config, vocab_size, gates),
-                estimate_bytes(config, vocab_size, gates), blocks, rows * config.num_steps)
+    return Plan(config, vocab_size, parameters(config, vocab_size, gates), chunk,
+                largest_block(config, vocab_size, gates), estimate_bytes(config, vocab_size, gates), blocks,
+                rows * config.num_steps)
 
 
 def check_fits(plan: Plan, device: torch.device, share: float = 0.8) -> int:

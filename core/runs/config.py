@@ -9,11 +9,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Literal, Sequence
 
+import torch
+
 from core.nn.cells import CELL_NAMES, CELLS
 from core.text.corpus import CLEANINGS
 from core.nn.device import DEVICES
-import torch
-
 from core.nn.models import ModelSpec, RNNLM
 from core.i18n import N_
 from core.settings import Setting, as_text, declared, setting, short

@@ -16,7 +16,7 @@ from typing import Callable
 
 import torch
 
-from core.runs.budget import check_fits, chunk_windows, keep_freed_memory, plan_run, release_freed_memory
+from core.runs.budget import batch_blocks, check_fits, chunk_windows, keep_freed_memory, plan_run, release_freed_memory
 from core.runs.config import TrainConfig
 from core.runs.record import HistoryRow, Progress, RunRecord, Status
 from core.text.corpus import load_corpus
@@ -75,7 +75,8 @@ def train(config: TrainConfig, text: str | None = None, on_progress: Callable[[P
             check_fits(plan, device)
             keep_freed_memory(plan.largest)
             net = config.model(plan.vocab_size, device)
-            with run_blocks(net, device, plan.blocks, plan.block_ids, helpers) as blocks, cpu_threads(1 if blocks else 0):
+            with (run_blocks(net, device, plan.blocks, plan.block_ids, helpers) as blocks,
+                  cpu_threads(1 if blocks else 0)):
                 run = Run(config, data, net, device, on_progress, report_every, stop_event, blocks, plan.chunk)
                 start_ce = run.cross_entropy("train")
                 run.record(0, start_ce)
@@ -89,11 +90,6 @@ def train(config: TrainConfig, text: str | None = None, on_progress: Callable[[P
                 return run.finish(stop, keep_best)
     finally:
         release_freed_memory()
-
-
-def in_blocks(config: TrainConfig, net: RNNLM, device: torch.device) -> bool:
-    """Whether the run computes its batches in blocks: more than one asked for, the book split, a model they fit."""
-    return config.blocks > 1 and config.split == "book" and eligible(net, device)
 
 
 def make_optimizer(params: list, config: TrainConfig, total_steps: int):
@@ -123,7 +119,8 @@ def diverged(loss_value: float, blowup: float, step: int) -> Stop | None:
 def scoring_path(config: TrainConfig, net: RNNLM, device: torch.device) -> Blocks | RNNLM:
     """What scores windows outside a run with the run's numbers: its batch blocks, in this process alone (the same
     numbers as with their helpers), where the run has them; else the model."""
-    return Blocks(net, config.blocks) if in_blocks(config, net, device) else net
+    blocks = batch_blocks(config)
+    return Blocks(net, blocks) if blocks > 1 and eligible(net, device) else net
 
 
 @torch.inference_mode()
