@@ -11,7 +11,7 @@ import torch
 from core.nn import probe, sampling
 from core.runs.saved import load_pretrained
 from core.nn.models import ModelSpec, RNNLM
-from core.nn.sampling import LanguageModel, distribution
+from core.nn.sampling import LanguageModel, Stepper, distribution
 from core.text.tokens import CharVocab
 
 
@@ -152,6 +152,15 @@ def test_stepper_matches_the_network(cell, layers, embed):
     ref = torch.log_softmax(logits[0].double(), -1).numpy()
     ours = probe.log_probs(lm, ids)
     np.testing.assert_allclose(ours[1:], ref[np.arange(len(ids) - 1), ids[1:]], atol=1e-5)
+    with torch.no_grad():   # the first token, read from the zero state: the output layer applied to zeros
+        zero = torch.log_softmax(lm.net.head(torch.zeros(1, 12)).double(), -1).numpy()[0]
+    np.testing.assert_allclose(ours[0], zero[ids[0]], atol=1e-5)
+    at_once, one_by_one = Stepper(lm), Stepper(lm)
+    for i in ids:
+        last = one_by_one.feed([i])
+    after = at_once.feed(ids)
+    np.testing.assert_allclose(after, last, atol=1e-5)
+    np.testing.assert_array_equal(at_once.feed([]), after)   # reading nothing leaves the state as it was
 
 
 def test_score_text_sums_the_log_probabilities():

@@ -28,7 +28,7 @@ def log_probs(lm: LanguageModel, ids) -> np.ndarray:
     if len(ids) == 0:
         return out
     stepper = Stepper(lm)
-    logits = stepper.start()
+    logits = stepper.feed([])   # before any token: from the zero state
     for t, i in enumerate(ids):
         z = logits - logits.max()
         out[t] = z[i] - math.log(np.exp(z).sum())

@@ -95,13 +95,16 @@ class Stepper:
         self.state = None
         spec = lm.net.spec
         self.hs = [np.zeros(spec.hidden_size, dtype=np.float32) for _layer in range(spec.num_layers)] if self.fast else None
+        # the other cells: the top layer's output after the last token read (the zero state before any)
+        self.top = None if self.fast else torch.zeros(1, spec.hidden_size, device=lm.device,
+                                                      dtype=lm.net.head.weight.dtype)
         self.logits = None
         self.hidden_history: list[np.ndarray] | None = None
 
     def feed(self, ids) -> np.ndarray:
+        """Read these tokens (none at all is allowed) and return the logits for the token after them: after every
+        token read so far, or from the zero state before any."""
         ids = [int(i) for i in np.asarray(ids).ravel()]
-        if not ids:
-            raise ValueError("feed needs at least one token.")
         if self.fast:
             f, hs = self.fast, self.hs
             for i in ids:
@@ -113,27 +116,18 @@ class Stepper:
             self.logits = (hs[-1] @ f.W_hq + f.b_q).astype(np.float64)
         else:
             with torch.no_grad():
-                x = torch.tensor([ids], device=self.lm.device)
-                outputs, self.state = self.lm.net.hidden_states(x, self.state)
-                if self.hidden_history is not None:
-                    self.hidden_history.extend(outputs[0].double().cpu().numpy())
-                self.logits = self.lm.net.head(outputs[:, -1]).double().cpu().numpy()[0]
+                if ids:
+                    x = torch.tensor([ids], device=self.lm.device)
+                    outputs, self.state = self.lm.net.hidden_states(x, self.state)
+                    if self.hidden_history is not None:
+                        self.hidden_history.extend(outputs[0].double().cpu().numpy())
+                    self.top = outputs[:, -1]
+                self.logits = self.lm.net.head(self.top).double().cpu().numpy()[0]
         return self.logits
 
     def read(self, cleaned: str) -> np.ndarray:
         """Logits after reading a cleaned prefix (from the zero state when it is empty)."""
-        return self.feed(self.lm.vocab.encode(cleaned)) if cleaned else self.start()
-
-    def start(self) -> np.ndarray:
-        """Logits before any token: from the zero state."""
-        if self.fast:
-            self.logits = (self.hs[-1] @ self.fast.W_hq + self.fast.b_q).astype(np.float64)
-        else:
-            with torch.no_grad():
-                zeros = torch.zeros(1, self.lm.net.spec.hidden_size, device=self.lm.device,
-                                    dtype=self.lm.net.head.weight.dtype)
-                self.logits = self.lm.net.head(zeros).double().cpu().numpy()[0]
-        return self.logits
+        return self.feed(self.lm.vocab.encode(cleaned))
 
 
 def _softmax(logits: np.ndarray, temperature: float) -> np.ndarray:
@@ -239,13 +233,14 @@ def _draws(lm: LanguageModel, cleaned: str, temperature: float, top_k: int | Non
     temperature, top_k, top_p = _check_filters(V, temperature, top_k, top_p)
     rng = np.random.default_rng(None if seed is None else check_int("seed", seed, 0))
     stepper = Stepper(lm)
-    logits = stepper.read(cleaned)
+    reading = lm.vocab.encode(cleaned)   # what the model reads next: the prefix, then each token drawn
     no_unk = getattr(lm.vocab, "kind", "") == "char" and V > 1   # never emit <unk>
     plain = temperature == 1.0 and top_k is None and top_p is None
     def best(logits: np.ndarray) -> int:
         return int(np.argmax(logits[1:])) + 1 if no_unk else int(np.argmax(logits))
 
     while True:
+        logits = stepper.feed(reading)
         model_p = _softmax(logits, 1.0)
         if temperature == 0.0:
             nxt = best(logits)
@@ -259,7 +254,7 @@ def _draws(lm: LanguageModel, cleaned: str, temperature: float, top_k: int | Non
             # <unk> had mass, the best real token
             nxt = min(int(np.searchsorted(c, rng.random() * c[-1], side="right")), V - 1) if c[-1] > 0 else best(logits)
         yield nxt, float(model_p[nxt])
-        logits = stepper.feed([nxt])
+        reading = [nxt]
 
 
 def sample(lm: LanguageModel, prefix: str, length: int = 200, temperature: float = 1.0, top_k: int | None = None,
