@@ -153,7 +153,7 @@ def test_stepper_matches_the_network(cell, layers, embed):
     ours = probe.log_probs(lm, ids)
     np.testing.assert_allclose(ours[1:], ref[np.arange(len(ids) - 1), ids[1:]], atol=1e-5)
     with torch.no_grad():   # the first token, read from the zero state: the output layer applied to zeros
-        zero = torch.log_softmax(lm.net.head(torch.zeros(1, 12)).double(), -1).numpy()[0]
+        zero = torch.log_softmax(lm.net.head(torch.zeros(1, lm.net.spec.hidden_size)).double(), -1).numpy()[0]
     np.testing.assert_allclose(ours[0], zero[ids[0]], atol=1e-5)
     at_once, one_by_one = Stepper(lm), Stepper(lm)
     for i in ids:

@@ -98,7 +98,6 @@ class Stepper:
         # the other cells: the top layer's output after the last token read (the zero state before any)
         self.top = None if self.fast else torch.zeros(1, spec.hidden_size, device=lm.device,
                                                       dtype=lm.net.head.weight.dtype)
-        self.logits = None
         self.hidden_history: list[np.ndarray] | None = None
 
     def feed(self, ids) -> np.ndarray:
@@ -113,17 +112,15 @@ class Stepper:
                     hs[k] = np.tanh(np.concatenate((hs[k - 1], hs[k])) @ W_k + b_k)
                 if self.hidden_history is not None:
                     self.hidden_history.append(hs[-1])
-            self.logits = (hs[-1] @ f.W_hq + f.b_q).astype(np.float64)
-        else:
-            with torch.no_grad():
-                if ids:
-                    x = torch.tensor([ids], device=self.lm.device)
-                    outputs, self.state = self.lm.net.hidden_states(x, self.state)
-                    if self.hidden_history is not None:
-                        self.hidden_history.extend(outputs[0].double().cpu().numpy())
-                    self.top = outputs[:, -1]
-                self.logits = self.lm.net.head(self.top).double().cpu().numpy()[0]
-        return self.logits
+            return (hs[-1] @ f.W_hq + f.b_q).astype(np.float64)
+        with torch.no_grad():
+            if ids:
+                x = torch.tensor([ids], device=self.lm.device)
+                outputs, self.state = self.lm.net.hidden_states(x, self.state)
+                if self.hidden_history is not None:
+                    self.hidden_history.extend(outputs[0].double().cpu().numpy())
+                self.top = outputs[:, -1]
+            return self.lm.net.head(self.top).double().cpu().numpy()[0]
 
     def read(self, cleaned: str) -> np.ndarray:
         """Logits after reading a cleaned prefix (from the zero state when it is empty)."""

@@ -150,8 +150,8 @@ class Plan:
     chunk: int
     largest: int
     need: int
-    blocks: int = 1
-    block_ids: int = 0
+    blocks: int
+    block_ids: int
 
 
 def plan_run(config: TrainConfig, vocab_size: int) -> Plan:
